@@ -1,0 +1,41 @@
+import type { Message } from '../message/message.js'
+
+/**
+ * What a handler receives after its arguments: the message, the attempt
+ * number and an `AbortSignal` that aborts on the time limit, on a graceful
+ * worker stop (with `notifyShutdown`) and on cancellation.
+ *
+ * A handler must honour its signal to be stopped: Node cannot interrupt a
+ * synchronous loop, and a handler that ignores its signal keeps running.
+ *
+ * @example
+ * const download = broker.actor('download', async (url: string, ctx: ActorContext) => {
+ *   const response = await fetch(url, { signal: ctx.signal })
+ *   return { status: response.status, attempt: ctx.attempt }
+ * })
+ */
+export interface ActorContext<Args extends readonly unknown[] = readonly unknown[]> {
+  readonly message: Message<Args>
+  /** 1 on the first attempt; each retry adds one. */
+  readonly attempt: number
+  /** Failed attempts so far that were retried. */
+  readonly retries: number
+  readonly signal: AbortSignal
+}
+
+/** A handler: the actor's arguments, then optionally an {@link ActorContext}. */
+export type Handler = (...args: never[]) => unknown
+
+/**
+ * The arguments `send()` takes for a handler: its parameters without a
+ * trailing {@link ActorContext}.
+ */
+export type ActorArgs<H extends Handler> =
+  Parameters<H> extends [...infer Args, infer Last]
+    ? [Last] extends [ActorContext<infer _>]
+      ? Args
+      : Parameters<H>
+    : Parameters<H>
+
+/** What `await message.result()` returns for a handler. */
+export type ActorResult<H extends Handler> = Awaited<ReturnType<H>>

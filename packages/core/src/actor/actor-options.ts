@@ -1,0 +1,180 @@
+import { InvalidOptionError } from '../errors.js'
+import { assertName } from './names.js'
+
+/** An error class, for `throws`. */
+export type ErrorClass = abstract new (...args: never[]) => Error
+
+/** An actor, or its name: where callbacks go. */
+export type ActorReference = string | { readonly name: string }
+
+/**
+ * How an actor's messages are queued, retried and limited. Plugins add their
+ * own keys (for example `storeResults` from `@iddqueue/results`) through
+ * declaration merging; any other key is refused when the actor is declared.
+ *
+ * @example
+ * broker.actor('send_email', sendEmail, {
+ *   queue: 'emails',
+ *   maxRetries: 5,
+ *   minBackoffMs: 1_000,
+ *   throws: [InvalidAddressError],
+ *   timeLimitMs: 30_000,
+ * })
+ */
+export interface ActorOptions {
+  /** Default `'default'`. */
+  queue?: string
+  /** Smaller runs first. Default 0. */
+  priority?: number
+  /** Failed attempts retried before the message is rejected. Default 20. */
+  maxRetries?: number
+  /** Backoff before the first retry; doubles each time, with jitter. Default 15,000 ms. */
+  minBackoffMs?: number
+  /** Longest backoff. Default 7 days. */
+  maxBackoffMs?: number
+  /** Decides whether to retry, instead of `maxRetries`. */
+  retryWhen?: (retries: number, error: unknown) => boolean
+  /** Errors of these classes are never retried. */
+  throws?: readonly ErrorClass[]
+  /** Receives `(message, { retries, maxRetries })` when retries run out. */
+  onRetryExhausted?: ActorReference
+  /** The handler's signal aborts after this long and the attempt fails. Default 600,000 ms (10 minutes). */
+  timeLimitMs?: number
+  /** Messages older than this (since first enqueued, retries included) are rejected unrun. */
+  maxAgeMs?: number
+  /** Receives `(message, result)` after each success. */
+  onSuccess?: ActorReference
+  /** Receives `(message, { type, message })` after each failed attempt, retried or not. */
+  onFailure?: ActorReference
+  /** Abort the handler's signal as soon as its worker begins a graceful stop. Default false. */
+  notifyShutdown?: boolean
+}
+
+/** @internal Actor options with every default filled in. */
+export interface ResolvedActorOptions extends ActorOptions {
+  readonly queue: string
+  readonly priority: number
+  readonly maxRetries: number
+  readonly minBackoffMs: number
+  readonly maxBackoffMs: number
+  readonly timeLimitMs: number
+  readonly throws: readonly ErrorClass[]
+  readonly notifyShutdown: boolean
+}
+
+/** Defaults of {@link ActorOptions}. */
+export const ACTOR_DEFAULTS = Object.freeze({
+  queue: 'default',
+  priority: 0,
+  maxRetries: 20,
+  minBackoffMs: 15_000,
+  maxBackoffMs: 7 * 24 * 3600 * 1000,
+  timeLimitMs: 10 * 60 * 1000,
+  notifyShutdown: false,
+})
+
+const CORE_KEYS = [
+  'queue',
+  'priority',
+  'maxRetries',
+  'minBackoffMs',
+  'maxBackoffMs',
+  'retryWhen',
+  'throws',
+  'onRetryExhausted',
+  'timeLimitMs',
+  'maxAgeMs',
+  'onSuccess',
+  'onFailure',
+  'notifyShutdown',
+] as const
+
+const INT4_MAX = 2_147_483_647
+
+function integer(
+  actor: string,
+  key: string,
+  value: unknown,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): void {
+  if (value === undefined) return
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidOptionError(
+      `Invalid option ${key} for actor ${actor}: expected an integer from ${min} to ${max}, got ${String(value)}`,
+    )
+  }
+}
+
+function reference(actor: string, key: string, value: unknown): void {
+  if (value === undefined) return
+  const name =
+    typeof value === 'object' && value !== null ? (value as { name?: unknown }).name : value
+  if (typeof name !== 'string') {
+    throw new InvalidOptionError(
+      `Invalid option ${key} for actor ${actor}: expected an actor or an actor name`,
+    )
+  }
+  assertName('actor', name)
+}
+
+/** @internal The name of a referenced actor. */
+export function referenceName(value: ActorReference): string {
+  return typeof value === 'string' ? value : value.name
+}
+
+/**
+ * @internal Checks an actor's options and fills in defaults. `pluginKeys`
+ * are the keys plugins own.
+ */
+export function resolveActorOptions(
+  actor: string,
+  options: Readonly<Record<string, unknown>>,
+  pluginKeys: ReadonlySet<string>,
+): ResolvedActorOptions & Readonly<Record<string, unknown>> {
+  for (const key of Object.keys(options)) {
+    if (!(CORE_KEYS as readonly string[]).includes(key) && !pluginKeys.has(key)) {
+      const known = [...CORE_KEYS, ...pluginKeys].join(', ')
+      throw new InvalidOptionError(
+        `Unknown option ${JSON.stringify(key)} for actor ${actor}: expected one of ${known} (a plugin may own it: is it in plugins?)`,
+      )
+    }
+  }
+  const o = options as ActorOptions
+  if (o.queue !== undefined) assertName('queue', o.queue)
+  integer(actor, 'priority', o.priority, -INT4_MAX, INT4_MAX)
+  integer(actor, 'maxRetries', o.maxRetries, 0, 1_000_000)
+  integer(actor, 'minBackoffMs', o.minBackoffMs, 0)
+  integer(actor, 'maxBackoffMs', o.maxBackoffMs, 0)
+  integer(actor, 'timeLimitMs', o.timeLimitMs, 1)
+  integer(actor, 'maxAgeMs', o.maxAgeMs, 1)
+  if (o.retryWhen !== undefined && typeof o.retryWhen !== 'function') {
+    throw new InvalidOptionError(
+      `Invalid option retryWhen for actor ${actor}: expected a function (retries, error) => boolean`,
+    )
+  }
+  if (
+    o.throws !== undefined &&
+    (!Array.isArray(o.throws) || o.throws.some((c) => typeof c !== 'function'))
+  ) {
+    throw new InvalidOptionError(
+      `Invalid option throws for actor ${actor}: expected an array of error classes`,
+    )
+  }
+  if (o.notifyShutdown !== undefined && typeof o.notifyShutdown !== 'boolean') {
+    throw new InvalidOptionError(
+      `Invalid option notifyShutdown for actor ${actor}: expected a boolean`,
+    )
+  }
+  reference(actor, 'onRetryExhausted', o.onRetryExhausted)
+  reference(actor, 'onSuccess', o.onSuccess)
+  reference(actor, 'onFailure', o.onFailure)
+  const resolved = { ...ACTOR_DEFAULTS, ...options } as ResolvedActorOptions &
+    Readonly<Record<string, unknown>>
+  if (resolved.minBackoffMs > resolved.maxBackoffMs) {
+    throw new InvalidOptionError(
+      `Invalid options for actor ${actor}: minBackoffMs (${resolved.minBackoffMs}) is larger than maxBackoffMs (${resolved.maxBackoffMs})`,
+    )
+  }
+  return Object.freeze({ ...resolved, throws: resolved.throws ?? [] })
+}

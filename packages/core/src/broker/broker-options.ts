@@ -1,0 +1,45 @@
+import type { Namespace, NamespaceOptions } from '@iddqueue/schema'
+import type { IddqueuePlugin } from '../plugin/iddqueue-plugin.js'
+import type { Middleware } from '../plugin/middleware.js'
+import type { Logger } from './logger.js'
+
+/**
+ * How to reach PostgreSQL and what to load. Give exactly one of `url`, `sql`
+ * or `db`.
+ *
+ * @example
+ * const broker = createBroker({
+ *   url: process.env.DATABASE_URL,
+ *   namespace: { schema: 'jobs' },
+ *   plugins: [results()],
+ * })
+ */
+export interface BrokerOptions {
+  /** A connection string: the broker opens (lazily) and owns a pool, closed by `close()`. */
+  readonly url?: string
+  /** The caller's postgres.js instance; it stays the caller's to close. */
+  readonly sql?: unknown
+  /** The caller's Kysely instance (any PostgreSQL dialect); it stays the caller's. LISTEN then needs `listenUrl`. */
+  readonly db?: unknown
+  /**
+   * A direct PostgreSQL URL for the LISTEN connection, when the main one goes
+   * through PgBouncer in transaction mode (which cannot LISTEN).
+   */
+  readonly listenUrl?: string
+  /** Never LISTEN: workers and waiters poll. For poolers without a direct URL. Default false. */
+  readonly pollOnly?: boolean
+  /** Size of the pool opened for `url`. Default 10. */
+  readonly poolSize?: number
+  /** Where the tables live. Default: schema `iddqueue`, no prefix. */
+  readonly namespace?: Namespace | NamespaceOptions
+  /** Feature packages, outermost middleware first. */
+  readonly plugins?: readonly IddqueuePlugin[]
+  /** Extra middleware, run inside core's and the plugins'. */
+  readonly middleware?: readonly Middleware[]
+  /** Default `consoleLogger('warn')`. */
+  readonly logger?: Logger
+  /** Largest encoded arguments plus options of one message. Default 1 MiB. */
+  readonly maxPayloadBytes?: number
+  /** Core's `currentMessage()` support (AsyncLocalStorage). Default true. */
+  readonly currentMessage?: boolean
+}

@@ -1,0 +1,449 @@
+import {
+  coreMigrations,
+  createQueryBuilder,
+  IddqueueError,
+  InvalidOptionError,
+  type MigrateResult,
+  type MigrationSet,
+  migrate,
+  type Namespace,
+  toNamespace,
+} from '@iddqueue/schema'
+import { type Actor, createActor } from '../actor/actor.js'
+import type { Handler } from '../actor/actor-context.js'
+import type { ActorDefinition } from '../actor/actor-definition.js'
+import { type ActorOptions, resolveActorOptions } from '../actor/actor-options.js'
+import { assertName } from '../actor/names.js'
+import { enqueueEntries } from '../enqueue/enqueue.js'
+import {
+  type EnqueueEntry,
+  type EnqueueManyOptions,
+  MAX_BATCH,
+  type SendOptions,
+} from '../enqueue/enqueue-options.js'
+import { prepareEntry } from '../enqueue/prepared-entry.js'
+import { BrokerClosedError } from '../errors.js'
+import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
+import { uuid7 } from '../message/uuid7.js'
+import { defaultMiddleware } from '../middleware/default-middleware.js'
+import { type JoinOptions, join } from '../ops/join.js'
+import {
+  type FlushOptions,
+  flush,
+  type PurgeOptions,
+  type PurgeResult,
+  purge,
+  type RecoverOptions,
+  recover,
+} from '../ops/maintenance.js'
+import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
+import type { Middleware } from '../plugin/middleware.js'
+import { statements } from '../sql/statements.js'
+import { createWorker, type Worker } from '../worker/worker.js'
+import type { WorkerOptions } from '../worker/worker-options.js'
+import type { BrokerContext } from './broker-context.js'
+import type { BrokerOptions } from './broker-options.js'
+import { openConnection } from './connection.js'
+import { type BrokerEventListener, type BrokerEventName, EventBus } from './events.js'
+import { Listener } from './listener.js'
+import { consoleLogger } from './logger.js'
+
+/**
+ * The entry point: declares actors, sends messages, runs workers and
+ * maintenance for one namespace. Made by {@link createBroker}.
+ */
+export class Broker {
+  readonly #core: BrokerContext
+  readonly #close: () => Promise<void>
+  readonly #workers = new Set<Worker>()
+  #closed = false
+  #setup: Promise<void> | undefined
+  #teardowns: Teardown[] = []
+  #resultReader: ResultReader | undefined
+
+  /** @internal Use {@link createBroker}. */
+  constructor(options: BrokerOptions) {
+    const ns = toNamespace(options.namespace)
+    const logger = options.logger ?? consoleLogger('warn')
+    const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
+    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1024) {
+      throw new InvalidOptionError(
+        `Invalid maxPayloadBytes ${String(options.maxPayloadBytes)}: expected an integer of at least 1024`,
+      )
+    }
+    const plugins = options.plugins ?? []
+    const names = new Set<string>()
+    for (const plugin of plugins) {
+      if (typeof plugin?.name !== 'string')
+        throw new InvalidOptionError('Invalid plugin: expected an object with a name')
+      if (names.has(plugin.name))
+        throw new InvalidOptionError(`Plugin ${plugin.name} is listed twice`)
+      names.add(plugin.name)
+    }
+    const connection = openConnection(options)
+    const middleware: Middleware[] = [
+      ...defaultMiddleware({ currentMessage: options.currentMessage ?? true }),
+      ...plugins.flatMap((plugin) => (plugin.middleware ? [plugin.middleware] : [])),
+      ...(options.middleware ?? []),
+    ]
+    const host: MessageHost = {
+      readResult: (message, resultOptions) => this.#readResult(message, resultOptions),
+    }
+    this.#close = () => connection.close()
+    this.#core = {
+      ns,
+      executor: connection.executor,
+      statements: statements(ns),
+      listener: new Listener(connection.listen, logger),
+      logger,
+      events: new EventBus(logger),
+      actors: new Map(),
+      plugins,
+      middleware,
+      enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
+      maxPayloadBytes,
+      queryBuilder: createQueryBuilder(ns),
+      host,
+      ready: () => this.#ready(),
+      assertOpen: () => {
+        if (this.#closed) throw new BrokerClosedError('The broker is closed')
+      },
+    }
+  }
+
+  /** The namespace (schema and prefix) this broker works in. */
+  get namespace(): Namespace {
+    return this.#core.ns
+  }
+
+  /** @internal Shared state for workers, operations and plugins. */
+  get context(): BrokerContext {
+    return this.#core
+  }
+
+  /**
+   * Declares an actor: a named handler whose messages go to `options.queue`.
+   * The handler receives the message's arguments, then an `ActorContext`.
+   * Unknown options are refused here, not when the first message runs.
+   *
+   * @example
+   * const sendEmail = broker.actor(
+   *   'send_email',
+   *   async (to: string, subject: string, ctx: ActorContext) => {
+   *     await mailer.send({ to, subject, signal: ctx.signal })
+   *   },
+   *   { queue: 'emails', maxRetries: 5 },
+   * )
+   * await sendEmail.send('ada@example.com', 'Welcome')
+   */
+  actor<H extends Handler>(name: string, handler: H, options: ActorOptions = {}): Actor<H> {
+    assertName('actor', name)
+    if (typeof handler !== 'function') {
+      throw new InvalidOptionError(`Invalid handler for actor ${name}: expected a function`)
+    }
+    if (this.#core.actors.has(name)) {
+      throw new InvalidOptionError(`Actor ${name} is already declared on this broker`)
+    }
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidOptionError(`Invalid options for actor ${name}: expected an object`)
+    }
+    const pluginKeys = new Set(this.#core.plugins.flatMap((plugin) => plugin.actorOptions ?? []))
+    const resolved = resolveActorOptions(name, options as Record<string, unknown>, pluginKeys)
+    const definition: ActorDefinition = { name, queue: resolved.queue, handler, options: resolved }
+    this.#core.actors.set(name, definition)
+    return createActor(
+      {
+        buildMessage: (actor, queue, args, priority, extra) =>
+          this.#build(actor, queue, args, priority, extra),
+        enqueue: (message, sendOptions) => this.enqueue(message, sendOptions),
+      },
+      name,
+      handler,
+      resolved,
+    )
+  }
+
+  /**
+   * Builds an unsent message for an actor this process may not declare (a
+   * producer-only service sending to workers elsewhere). Untyped: prefer
+   * `actor.message()` when the actor is declared here.
+   *
+   * @example
+   * const message = broker.message('send_email', ['ada@example.com', 'Welcome'], { queue: 'emails' })
+   * await broker.enqueue(message)
+   */
+  message<Args extends unknown[] = unknown[], Result = unknown>(
+    actor: string,
+    args: Args,
+    options: {
+      readonly queue?: string
+      readonly priority?: number
+      readonly options?: Readonly<Record<string, unknown>>
+    } = {},
+  ): Message<Args, Result> {
+    assertName('actor', actor)
+    const declared = this.#core.actors.get(actor)
+    const queue = options.queue ?? declared?.queue ?? 'default'
+    return this.#build(
+      actor,
+      queue,
+      args,
+      options.priority ?? declared?.options.priority ?? 0,
+      options.options ?? {},
+    ) as Message<Args, Result>
+  }
+
+  #build(
+    actor: string,
+    queue: string,
+    args: readonly unknown[],
+    priority: number,
+    options: Readonly<Record<string, unknown>>,
+  ): Message {
+    assertName('queue', queue)
+    if (!Array.isArray(args)) {
+      throw new InvalidOptionError(`Invalid arguments for actor ${actor}: expected an array`)
+    }
+    return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
+  }
+
+  /**
+   * Sends one message, built by `actor.message()` or `broker.message()`.
+   * One statement, one round trip (two in a transaction with a deduplication key).
+   *
+   * @example
+   * await broker.enqueue(add.message(1, 2), { delayMs: 60_000 })
+   */
+  async enqueue<M extends Message>(message: M, options: SendOptions = {}): Promise<M> {
+    if (!(message instanceof Message)) {
+      throw new InvalidOptionError(
+        'Invalid message: expected a Message from actor.message() or broker.message()',
+      )
+    }
+    const entry = prepareEntry(
+      message,
+      options,
+      this.#core.maxPayloadBytes,
+      `send to ${message.actor}`,
+    )
+    const [stored] = await enqueueEntries(this.#core, [entry], options.transaction)
+    return stored as M
+  }
+
+  /**
+   * Sends up to 1,000 messages atomically, each with its own options, in one
+   * statement (plus the deduplication claims, in one transaction, when some
+   * entries have keys). Returns the messages in input order; a duplicate is
+   * replaced by its original. One bad entry writes nothing; an empty batch
+   * does no SQL.
+   *
+   * @example
+   * const sent = await broker.enqueueMany([
+   *   add.message(1, 2),
+   *   { message: add.message(3, 4), delayMs: 1_000 },
+   *   { message: report.message('daily'), dedupKey: 'report:daily', dedupTtlMs: 3_600_000 },
+   * ])
+   */
+  async enqueueMany(
+    entries: readonly (Message | EnqueueEntry)[],
+    options: EnqueueManyOptions = {},
+  ): Promise<Message[]> {
+    if (!Array.isArray(entries))
+      throw new InvalidOptionError('Invalid batch: expected an array of messages')
+    if (entries.length > MAX_BATCH) {
+      throw new InvalidOptionError(
+        `Invalid batch of ${entries.length} messages: the limit is ${MAX_BATCH}`,
+      )
+    }
+    const prepared = entries.map((item, index) => {
+      const entry: EnqueueEntry = item instanceof Message ? { message: item } : item
+      if (!(entry?.message instanceof Message)) {
+        throw new InvalidOptionError(
+          `Invalid batch entry ${index}: expected a Message or { message, ...options }`,
+        )
+      }
+      const { message, ...sendOptions } = entry
+      return prepareEntry(
+        message,
+        sendOptions,
+        this.#core.maxPayloadBytes,
+        `batch entry ${index} (${message.actor})`,
+      )
+    })
+    return enqueueEntries(this.#core, prepared, options.transaction)
+  }
+
+  /**
+   * Applies core's migrations and every plugin's, under an advisory lock, so
+   * many processes may call it at start. Running it again changes nothing.
+   *
+   * @example
+   * await broker.migrate()
+   */
+  async migrate(
+    options: { onMigration?: (m: { owner: string; version: number; name: string }) => void } = {},
+  ): Promise<MigrateResult> {
+    this.#core.assertOpen()
+    return migrate(this.#core.executor, {
+      namespace: this.#core.ns,
+      owners: this.migrationSets(),
+      ...(options.onMigration ? { onMigration: options.onMigration } : {}),
+    })
+  }
+
+  /** Core's migrations followed by each plugin's, as `migrate` and `generateInitSql` take them. */
+  migrationSets(): MigrationSet[] {
+    return [
+      coreMigrations,
+      ...this.#core.plugins.flatMap((plugin) =>
+        plugin.migrations?.length ? [{ owner: plugin.name, migrations: plugin.migrations }] : [],
+      ),
+    ]
+  }
+
+  /**
+   * Creates a worker for some queues (default: every queue of the actors
+   * declared when it starts). Call `start()` to run it.
+   *
+   * @example
+   * const worker = broker.worker({ queues: ['emails'], concurrency: 16 })
+   * await worker.start()
+   * worker.stopOnSignals()
+   */
+  worker(options: WorkerOptions = {}): Worker {
+    this.#core.assertOpen()
+    const worker = createWorker(this.#core, options, () => this.#workers.delete(worker))
+    this.#workers.add(worker)
+    return worker
+  }
+
+  /**
+   * Deletes finished messages (done, rejected, cancelled) last changed before
+   * `olderThanMs` (default 30 days) and expired deduplication keys, in
+   * bounded batches. Workers do this hourly on their own.
+   *
+   * @example
+   * const { messages } = await broker.purge({ olderThanMs: 7 * 24 * 3600 * 1000 })
+   */
+  purge(options: PurgeOptions = {}): Promise<PurgeResult> {
+    this.#core.assertOpen()
+    return purge(this.#core, options)
+  }
+
+  /**
+   * Puts back in the queue every message held by a worker that stopped
+   * heartbeating (default: for 30 seconds), keeping its retry budget.
+   * Workers already do this for each other every few seconds.
+   *
+   * @example
+   * const recovered = await broker.recover()
+   */
+  recover(options: RecoverOptions = {}): Promise<number> {
+    this.#core.assertOpen()
+    return recover(this.#core, options)
+  }
+
+  /**
+   * Deletes every queued message of a queue (or of all queues). Running
+   * messages are left alone.
+   *
+   * @example
+   * await broker.flush({ queue: 'emails' })
+   */
+  flush(options: FlushOptions = {}): Promise<number> {
+    this.#core.assertOpen()
+    return flush(this.#core, options)
+  }
+
+  /**
+   * Waits until the queues hold no queued or consumed messages (delayed ones
+   * included), for tests and scripts.
+   *
+   * @example
+   * await add.send(1, 2)
+   * await broker.join({ queues: ['default'], timeoutMs: 10_000 })
+   */
+  join(options: JoinOptions = {}): Promise<void> {
+    this.#core.assertOpen()
+    return join(this.#core, options)
+  }
+
+  /**
+   * Listens to a broker event. Returns a function that stops listening.
+   *
+   * @example
+   * const off = broker.on('message:completed', ({ message, durationMs }) => log(message.actor, durationMs))
+   */
+  on<E extends BrokerEventName>(event: E, listener: BrokerEventListener<E>): () => void {
+    return this.#core.events.on(event, listener)
+  }
+
+  /**
+   * Stops every worker of this broker gracefully, runs plugin teardowns, and
+   * closes the pool if the broker opened it (a caller's pool stays open).
+   *
+   * @example
+   * process.on('SIGTERM', () => broker.close())
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return
+    await Promise.all([...this.#workers].map((worker) => worker.stop()))
+    this.#closed = true
+    for (const teardown of this.#teardowns.reverse()) {
+      await Promise.resolve(teardown()).catch((error: unknown) =>
+        this.#core.logger.error('plugin teardown failed', { error }),
+      )
+    }
+    await this.#close()
+  }
+
+  #ready(): Promise<void> {
+    this.#setup ??= (async () => {
+      for (const plugin of this.#core.plugins) {
+        const teardown = await plugin.setup?.({
+          namespace: this.#core.ns,
+          executor: this.#core.executor,
+          logger: this.#core.logger,
+          subscribe: (channel, handler) => this.#core.listener.subscribe(channel, handler),
+          listening: this.#core.listener.available,
+          provideResults: (reader) => {
+            this.#resultReader = reader
+          },
+        })
+        if (teardown) this.#teardowns.push(teardown)
+      }
+    })()
+    return this.#setup
+  }
+
+  async #readResult(message: Message, options: ResultOptions): Promise<unknown> {
+    await this.#ready()
+    if (!this.#resultReader) {
+      throw new IddqueueError(
+        'message.result() needs the results plugin: createBroker({ plugins: [results()] }) from @iddqueue/results',
+      )
+    }
+    return this.#resultReader(message, options)
+  }
+}
+
+/**
+ * Creates a broker. Nothing connects until the first operation.
+ *
+ * @example
+ * import { createBroker } from '@iddqueue/core'
+ *
+ * const broker = createBroker({ url: process.env.DATABASE_URL })
+ * await broker.migrate()
+ * const add = broker.actor('add', (a: number, b: number) => a + b)
+ * await add.send(1, 2)
+ * const worker = broker.worker({ concurrency: 8 })
+ * await worker.start()
+ */
+export function createBroker(options: BrokerOptions): Broker {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidOptionError('Invalid broker options: expected an object')
+  }
+  return new Broker(options)
+}

@@ -1,0 +1,87 @@
+import type { Message } from '../message/message.js'
+import type { Logger } from './logger.js'
+
+/**
+ * Every event the broker emits, with its payload. Listeners are
+ * fire-and-forget: they run after the fact, their errors are logged, and they
+ * can never change what happened.
+ *
+ * @example
+ * broker.on('message:failed', ({ message, error, retryDelayMs }) => {
+ *   console.warn(`${message.actor} failed`, error, retryDelayMs === undefined ? 'rejected' : 'will retry')
+ * })
+ */
+export interface BrokerEvents {
+  /** A message was written (for a caller's transaction: before it commits). */
+  'message:enqueued': { readonly message: Message }
+  /** A worker started a handler. */
+  'message:started': {
+    readonly message: Message
+    readonly attempt: number
+    readonly workerId: string
+  }
+  /** A handler returned. */
+  'message:completed': {
+    readonly message: Message
+    readonly result: unknown
+    readonly durationMs: number
+  }
+  /** An attempt failed; `retryDelayMs` is set when it will be retried. */
+  'message:failed': {
+    readonly message: Message
+    readonly error: unknown
+    readonly attempt: number
+    readonly retryDelayMs: number | undefined
+  }
+  /** A message was rejected for good (retries exhausted, age limit, unknown actor, ...). */
+  'message:rejected': { readonly message: Message; readonly error: unknown }
+  /** A message was cancelled before it ran. */
+  'message:cancelled': { readonly message: Message }
+  'worker:started': { readonly workerId: string; readonly queues: readonly string[] }
+  'worker:stopping': { readonly workerId: string }
+  'worker:stopped': { readonly workerId: string }
+  /** A worker hit an error it will retry (a lost connection, for example). */
+  'worker:error': { readonly workerId: string; readonly error: unknown }
+}
+
+/** The name of a broker event. */
+export type BrokerEventName = keyof BrokerEvents
+
+/** A listener of one broker event. */
+export type BrokerEventListener<E extends BrokerEventName> = (payload: BrokerEvents[E]) => void
+
+/** @internal A typed, fire-and-forget event bus. */
+export class EventBus {
+  readonly #listeners = new Map<BrokerEventName, Set<(payload: never) => void>>()
+
+  constructor(private readonly logger: Logger) {}
+
+  on<E extends BrokerEventName>(event: E, listener: BrokerEventListener<E>): () => void {
+    let set = this.#listeners.get(event)
+    if (!set) {
+      set = new Set()
+      this.#listeners.set(event, set)
+    }
+    set.add(listener as (payload: never) => void)
+    return () => {
+      set.delete(listener as (payload: never) => void)
+    }
+  }
+
+  /** True when someone listens, so hot paths build payloads only when needed. */
+  has(event: BrokerEventName): boolean {
+    return (this.#listeners.get(event)?.size ?? 0) > 0
+  }
+
+  emit<E extends BrokerEventName>(event: E, payload: BrokerEvents[E]): void {
+    const set = this.#listeners.get(event)
+    if (!set) return
+    for (const listener of set) {
+      try {
+        ;(listener as BrokerEventListener<E>)(payload)
+      } catch (error) {
+        this.logger.error(`listener of ${event} threw`, { error })
+      }
+    }
+  }
+}

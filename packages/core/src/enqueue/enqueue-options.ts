@@ -1,0 +1,113 @@
+import {
+  type Executor,
+  InvalidOptionError,
+  isKysely,
+  isPostgresJs,
+  toExecutor,
+} from '@iddqueue/schema'
+import type { Message } from '../message/message.js'
+
+/** Per-message options of a send. */
+export interface EnqueueOptions {
+  /** Earliest start, in ms from now (PostgreSQL's clock). A delay is not an exact time. */
+  readonly delayMs?: number
+  /** Earliest start as an absolute time (a Date or epoch ms). Not with `delayMs`. */
+  readonly eta?: Date | number
+  /** Overrides the actor's priority; smaller runs first. */
+  readonly priority?: number
+  /**
+   * Deduplication key, scoped to the message's queue. While the key is live,
+   * sending again returns the original message and writes nothing.
+   */
+  readonly dedupKey?: string
+  /** How long the key stays live, in ms (PostgreSQL's clock). Required with `dedupKey`. */
+  readonly dedupTtlMs?: number
+}
+
+/** Options of a single send. */
+export interface SendOptions extends EnqueueOptions {
+  /**
+   * The caller's transaction (a Kysely transaction or a postgres.js `sql.begin`
+   * transaction): the message becomes visible on commit and vanishes on
+   * rollback. The broker never commits, rolls back or retries it.
+   */
+  readonly transaction?: unknown
+}
+
+/** One entry of `enqueueMany`: a message and its own options. */
+export interface EnqueueEntry extends EnqueueOptions {
+  readonly message: Message
+}
+
+/** Options of `enqueueMany`. */
+export interface EnqueueManyOptions {
+  /** As for {@link SendOptions.transaction}; a batch runs in a savepoint inside it. */
+  readonly transaction?: unknown
+}
+
+/** The largest batch `enqueueMany` accepts. */
+export const MAX_BATCH = 1000
+
+const INT4_MAX = 2_147_483_647
+
+/** @internal Checks per-message options; names the option and the entry. */
+export function assertEnqueueOptions(options: EnqueueOptions, where: string): void {
+  const fail = (text: string): never => {
+    throw new InvalidOptionError(`${where}: ${text}`)
+  }
+  const { delayMs, eta, priority, dedupKey, dedupTtlMs } = options
+  if (
+    delayMs !== undefined &&
+    (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)
+  ) {
+    fail(`invalid delayMs ${String(delayMs)}: expected a finite number of milliseconds, 0 or more`)
+  }
+  if (eta !== undefined) {
+    if (delayMs !== undefined) fail('give delayMs or eta, not both')
+    const ms = eta instanceof Date ? eta.getTime() : eta
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+      fail(`invalid eta ${String(eta)}: expected a valid Date or epoch milliseconds`)
+    }
+  }
+  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX)) {
+    fail(
+      `invalid priority ${String(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
+    )
+  }
+  if (dedupKey !== undefined || dedupTtlMs !== undefined) {
+    if (
+      typeof dedupKey !== 'string' ||
+      dedupKey.length === 0 ||
+      dedupKey.length > 512 ||
+      dedupKey.includes('\u0000')
+    ) {
+      fail(
+        `invalid dedupKey ${JSON.stringify(dedupKey)}: expected a non-empty string of at most 512 characters`,
+      )
+    }
+    if (typeof dedupTtlMs !== 'number' || !Number.isInteger(dedupTtlMs) || dedupTtlMs <= 0) {
+      fail(
+        `invalid dedupTtlMs ${String(dedupTtlMs)}: expected a positive integer of milliseconds with dedupKey`,
+      )
+    }
+  }
+}
+
+/**
+ * @internal The executor for a caller's transaction. Refuses anything that is
+ * not a transaction, before any SQL runs.
+ */
+export function transactionExecutor(transaction: unknown): Executor {
+  if (!isKysely(transaction) && !isPostgresJs(transaction)) {
+    throw new InvalidOptionError(
+      'Invalid transaction: expected a Kysely transaction (db.transaction().execute(trx => ...)) or a postgres.js transaction (sql.begin(tx => ...))',
+    )
+  }
+  const executor = toExecutor(transaction, 'transaction')
+  if (!executor.inTransaction) {
+    throw new InvalidOptionError(
+      'Invalid transaction: got a connection pool, not a transaction; pass the trx of db.transaction().execute(trx => ...) or the tx of sql.begin(tx => ...)',
+    )
+  }
+  return executor
+}

@@ -1,0 +1,108 @@
+import type { Executor } from '@iddqueue/schema'
+import type { BrokerContext } from '../broker/broker-context.js'
+import { wrapError } from '../broker/wrap-error.js'
+import type { Message } from '../message/message.js'
+import type { EnqueueEvent } from '../plugin/middleware.js'
+import { claimDeduplicationKey } from './deduplicate.js'
+import { transactionExecutor } from './enqueue-options.js'
+import type { PreparedEntry } from './prepared-entry.js'
+
+/** @internal Runs the enqueue middleware around the insert of `entries` (no deduplication). */
+export async function writeMessages(
+  core: BrokerContext,
+  entries: readonly PreparedEntry[],
+  executor: Executor,
+  transactional: boolean,
+): Promise<void> {
+  const insert = async () => {
+    const n = entries.length
+    const ids = new Array<string>(n)
+    const queues = new Array<string>(n)
+    const actors = new Array<string>(n)
+    const args = new Array<string>(n)
+    const options = new Array<string>(n)
+    const priorities = new Array<number>(n)
+    const delays = new Array<number | null>(n)
+    const etas = new Array<number | null>(n)
+    for (let i = 0; i < n; i++) {
+      const entry = entries[i]!
+      ids[i] = entry.message.id
+      queues[i] = entry.message.queue
+      actors[i] = entry.message.actor
+      args[i] = entry.argsJson
+      options[i] = entry.optionsJson
+      priorities[i] = entry.message.priority
+      delays[i] = entry.delayMs
+      etas[i] = entry.etaMs
+    }
+    await executor.query(core.statements.insertMessages, [
+      ids,
+      queues,
+      actors,
+      args,
+      options,
+      priorities,
+      delays,
+      etas,
+      core.statements.wakeChannel,
+    ])
+  }
+  const hooks = core.enqueueHooks
+  if (hooks.length === 0) return insert()
+  const event: EnqueueEvent = { messages: entries.map((e) => e.message), executor, transactional }
+  const run = (index: number): Promise<void> =>
+    index === hooks.length ? insert() : hooks[index]!(event, () => run(index + 1))
+  return run(0)
+}
+
+/**
+ * @internal Writes prepared messages: one statement for plain entries; a
+ * transaction (a savepoint inside the caller's) when deduplication keys must
+ * be claimed first. Returns the messages in input order, a duplicate
+ * replaced by its original. An empty list does no SQL.
+ */
+export async function enqueueEntries(
+  core: BrokerContext,
+  entries: readonly PreparedEntry[],
+  transaction: unknown,
+): Promise<Message[]> {
+  const executor = transaction === undefined ? core.executor : transactionExecutor(transaction)
+  if (entries.length === 0) return []
+  core.assertOpen()
+  await core.ready()
+  const transactional = transaction !== undefined
+  let published: readonly PreparedEntry[] = entries
+  let returned: Message[]
+  try {
+    if (!entries.some((entry) => entry.dedup)) {
+      await writeMessages(core, entries, executor, transactional)
+      returned = entries.map((entry) => entry.message)
+    } else {
+      const fresh: PreparedEntry[] = []
+      returned = await executor.transaction(async (tx) => {
+        const messages: Message[] = []
+        for (const entry of entries) {
+          const original = entry.dedup
+            ? await claimDeduplicationKey(tx, core.statements, core.host, entry)
+            : undefined
+          if (!original) fresh.push(entry)
+          messages.push(original ?? entry.message)
+        }
+        if (fresh.length > 0) await writeMessages(core, fresh, tx, transactional)
+        return messages
+      })
+      published = fresh
+    }
+  } catch (error) {
+    throw wrapError(
+      error,
+      entries.length === 1
+        ? `enqueue a message for ${entries[0]!.message.actor}`
+        : `enqueue ${entries.length} messages`,
+    )
+  }
+  if (core.events.has('message:enqueued')) {
+    for (const entry of published) core.events.emit('message:enqueued', { message: entry.message })
+  }
+  return returned
+}

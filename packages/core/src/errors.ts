@@ -1,0 +1,135 @@
+import { IddqueueError, type IddqueueErrorOptions } from '@iddqueue/schema'
+
+export { IddqueueError, InvalidIdentifierError, InvalidOptionError } from '@iddqueue/schema'
+
+/**
+ * PostgreSQL could not be reached, or the connection broke during an
+ * operation. The `cause` holds the driver's error. Whether a send that failed
+ * this way was stored is unknown: retry with a deduplication key to be safe.
+ *
+ * @example
+ * try {
+ *   await sendEmail.send('a@example.com')
+ * } catch (error) {
+ *   if (BrokerConnectionError.isInstance(error)) console.error('database unavailable', error.cause)
+ * }
+ */
+export class BrokerConnectionError extends IddqueueError {}
+
+/**
+ * The iddqueue tables are missing: run `broker.migrate()` (or apply
+ * `generateInitSql()`) first.
+ *
+ * @example
+ * await broker.migrate() // avoids SchemaNotReadyError on first use
+ */
+export class SchemaNotReadyError extends IddqueueError {}
+
+/**
+ * A message argument that would not survive JSON (BigInt, function, cycle,
+ * Date, `\u0000`, ...). The message names the argument path.
+ *
+ * @example
+ * await actor.send({ when: new Date() }) // InvalidPayloadError: args[0].when is a Date ...
+ */
+export class InvalidPayloadError extends IddqueueError {}
+
+/**
+ * The encoded arguments and options pass the broker's `maxPayloadBytes`.
+ *
+ * @example
+ * await actor.send('x'.repeat(2_000_000)) // PayloadTooLargeError
+ */
+export class PayloadTooLargeError extends IddqueueError {}
+
+/**
+ * A message names an actor no worker in this process declared, or a send
+ * names an actor this broker does not know.
+ *
+ * @example
+ * broker.message('missing', []) // throws UnknownActorError
+ */
+export class UnknownActorError extends IddqueueError {}
+
+/**
+ * The broker was closed; it accepts no more work.
+ *
+ * @example
+ * await broker.close()
+ * await actor.send() // BrokerClosedError
+ */
+export class BrokerClosedError extends IddqueueError {}
+
+/** Options of {@link Retry}. */
+export interface RetryOptions extends IddqueueErrorOptions {
+  /** Wait this long before the next attempt, instead of the backoff. */
+  readonly delayMs?: number
+}
+
+/**
+ * Thrown by a handler to ask for another attempt, after `delayMs` when given
+ * (otherwise the usual backoff). It counts against `maxRetries`.
+ *
+ * @example
+ * broker.actor('poll', async (url: string) => {
+ *   const response = await fetch(url)
+ *   if (response.status === 429) throw new Retry({ delayMs: 30_000 })
+ * })
+ */
+export class Retry extends IddqueueError {
+  readonly delayMs: number | undefined
+  constructor(options: RetryOptions = {}) {
+    super(
+      options.delayMs === undefined
+        ? 'Retry requested'
+        : `Retry requested in ${options.delayMs} ms`,
+      options,
+    )
+    this.delayMs = options.delayMs
+  }
+}
+
+/**
+ * The reason a handler's `signal` aborts when its `timeLimitMs` passes. The
+ * attempt fails and follows the retry policy.
+ *
+ * @example
+ * broker.actor('slow', async (ctx) => {
+ *   ctx.signal.throwIfAborted() // throws TimeLimitExceeded once the limit has passed
+ * }, { timeLimitMs: 1000 })
+ */
+export class TimeLimitExceeded extends IddqueueError {}
+
+/**
+ * The reason a handler's `signal` aborts when its worker stops gracefully.
+ *
+ * @example
+ * broker.actor('long', async (ctx) => {
+ *   if (ctx.signal.aborted && WorkerShutdown.isInstance(ctx.signal.reason)) return 'stopped early'
+ * })
+ */
+export class WorkerShutdown extends IddqueueError {}
+
+/**
+ * The reason a handler's `signal` aborts when its message is cancelled while
+ * running. A cooperative handler may return normally.
+ *
+ * @example
+ * broker.actor('export', async (ctx) => {
+ *   for (const chunk of chunks) {
+ *     if (ctx.signal.aborted) return { stopped: true }
+ *     await write(chunk)
+ *   }
+ * })
+ */
+export class MessageCancelled extends IddqueueError {}
+
+/**
+ * Why an expired message was rejected without running (`maxAgeMs`).
+ *
+ * @example
+ * broker.on('message:rejected', ({ error }) => {
+ *   if (AgeLimitExceeded.isInstance(error)) console.warn('too old')
+ * })
+ */
+export class AgeLimitExceeded extends IddqueueError {}

@@ -1,0 +1,66 @@
+export type { Actor, MessageWithOptions, SendWithOptions } from './actor/actor.js'
+export type { ActorArgs, ActorContext, ActorResult, Handler } from './actor/actor-context.js'
+export type { ActorDefinition } from './actor/actor-definition.js'
+export {
+  ACTOR_DEFAULTS,
+  type ActorOptions,
+  type ActorReference,
+  type ErrorClass,
+} from './actor/actor-options.js'
+export { type Broker, createBroker } from './broker/broker.js'
+export type { BrokerOptions } from './broker/broker-options.js'
+export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './broker/events.js'
+export { consoleLogger, type LogFields, type Logger, type LogLevel } from './broker/logger.js'
+export { isConnectionError } from './broker/wrap-error.js'
+export {
+  type EnqueueEntry,
+  type EnqueueManyOptions,
+  type EnqueueOptions,
+  MAX_BATCH,
+  type SendOptions,
+} from './enqueue/enqueue-options.js'
+export {
+  AgeLimitExceeded,
+  BrokerClosedError,
+  BrokerConnectionError,
+  IddqueueError,
+  InvalidIdentifierError,
+  InvalidOptionError,
+  InvalidPayloadError,
+  MessageCancelled,
+  PayloadTooLargeError,
+  Retry,
+  type RetryOptions,
+  SchemaNotReadyError,
+  TimeLimitExceeded,
+  UnknownActorError,
+  WorkerShutdown,
+} from './errors.js'
+export { type EncodedMessage, Message, type ResultOptions } from './message/message.js'
+export { DEFAULT_MAX_PAYLOAD_BYTES } from './message/message-codec.js'
+export { isUuid, uuid7 } from './message/uuid7.js'
+export { computeBackoff } from './middleware/backoff.js'
+export { currentMessage } from './middleware/current-message.js'
+export { type JoinOptions, JoinTimeoutError } from './ops/join.js'
+export type { FlushOptions, PurgeOptions, PurgeResult, RecoverOptions } from './ops/maintenance.js'
+export type {
+  IddqueuePlugin,
+  PluginContext,
+  ResultReader,
+  Teardown,
+} from './plugin/iddqueue-plugin.js'
+export type {
+  EnqueueEvent,
+  Middleware,
+  Outcome,
+  ProcessEvent,
+  SettledMessage,
+  SettleEvent,
+} from './plugin/middleware.js'
+export { MAX_PREFETCH } from './worker/prefetch.js'
+export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
+export {
+  DEFAULT_RETENTION_MS,
+  DEFAULT_STALE_AFTER_MS,
+  type WorkerOptions,
+} from './worker/worker-options.js'

@@ -1,0 +1,104 @@
+import { InvalidPayloadError, PayloadTooLargeError } from '../errors.js'
+
+/** Default limit on a message's encoded arguments plus options: 1 MiB. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
+
+function pathOf(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`
+}
+
+function refuse(path: string, what: string, hint = ''): InvalidPayloadError {
+  return new InvalidPayloadError(
+    `${path} ${what}, which does not survive JSON${hint ? `; ${hint}` : ''}`,
+  )
+}
+
+/**
+ * Checks that `value` comes back from JSON (and PostgreSQL's jsonb) exactly
+ * as it went in. Refused, with the path of the offending value: BigInt,
+ * functions, symbols, `undefined` in arrays, non-finite numbers, Dates, Maps,
+ * class instances, cycles, `\u0000` and unpaired surrogates in strings.
+ */
+function check(value: unknown, path: string, seen: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+      if (value.includes('\u0000'))
+        throw refuse(path, 'contains \\u0000', 'PostgreSQL jsonb refuses it')
+      if (!value.isWellFormed()) throw refuse(path, 'contains an unpaired surrogate')
+      return
+    case 'number':
+      if (!Number.isFinite(value)) throw refuse(path, `is ${value}`)
+      return
+    case 'boolean':
+      return
+    case 'bigint':
+      throw refuse(path, 'is a BigInt', 'pass it as a string')
+    case 'function':
+      throw refuse(path, 'is a function')
+    case 'symbol':
+      throw refuse(path, 'is a symbol')
+    case 'undefined':
+      throw refuse(path, 'is undefined')
+  }
+  if (value === null) return
+  const object = value as object
+  if (seen.has(object)) throw refuse(path, 'is a circular reference')
+  if (Array.isArray(object)) {
+    seen.add(object)
+    for (let index = 0; index < object.length; index++)
+      check(object[index], pathOf(path, index), seen)
+    seen.delete(object)
+    return
+  }
+  const proto = Object.getPrototypeOf(object)
+  if (proto !== Object.prototype && proto !== null) {
+    const name = object.constructor?.name ?? 'object'
+    throw refuse(
+      path,
+      `is a ${name}`,
+      object instanceof Date ? 'pass date.toISOString() or a timestamp' : 'pass a plain object',
+    )
+  }
+  seen.add(object)
+  for (const key of Object.keys(object)) {
+    const item = (object as Record<string, unknown>)[key]
+    // An undefined property disappears in JSON, as it reads back: allowed.
+    if (item !== undefined) check(item, pathOf(path, key), seen)
+  }
+  seen.delete(object)
+}
+
+/**
+ * Encodes a message's arguments as JSON after checking they survive the
+ * round trip. Trailing `undefined` arguments (omitted optional parameters)
+ * are dropped.
+ *
+ * @example
+ * encodeArgs([1, { a: 'b' }]) // '[1,{"a":"b"}]'
+ * encodeArgs([10n])          // throws InvalidPayloadError: args[0] is a BigInt ...
+ */
+export function encodeArgs(args: readonly unknown[]): string {
+  let end = args.length
+  while (end > 0 && args[end - 1] === undefined) end--
+  const kept = end === args.length ? args : args.slice(0, end)
+  check(kept, 'args', new Set())
+  return JSON.stringify(kept)
+}
+
+/** Encodes message options the same way as {@link encodeArgs}. */
+export function encodeOptions(options: Readonly<Record<string, unknown>>): string {
+  check(options, 'options', new Set())
+  return JSON.stringify(options)
+}
+
+/**
+ * Refuses a payload larger than `maxBytes`, naming the actor and both sizes.
+ */
+export function assertPayloadSize(actor: string, bytes: number, maxBytes: number): void {
+  if (bytes > maxBytes) {
+    throw new PayloadTooLargeError(
+      `Message for actor ${actor} is ${bytes} bytes of JSON, over the limit of ${maxBytes} bytes (maxPayloadBytes)`,
+    )
+  }
+}

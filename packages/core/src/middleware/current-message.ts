@@ -1,0 +1,26 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Message } from '../message/message.js'
+import type { Middleware } from '../plugin/middleware.js'
+
+const storage = new AsyncLocalStorage<Message>()
+
+/**
+ * The message whose handler is running, anywhere in the handler's async
+ * call tree; `undefined` outside a handler (and after it finishes, failures
+ * included).
+ *
+ * @example
+ * async function audit(action: string) {
+ *   await db.insertInto('audit').values({ action, message_id: currentMessage()?.id ?? null }).execute()
+ * }
+ */
+export function currentMessage(): Message | undefined {
+  return storage.getStore()
+}
+
+/** @internal */
+export function currentMessageMiddleware(): Middleware {
+  return {
+    process: (event, next) => storage.run(event.message, next),
+  }
+}

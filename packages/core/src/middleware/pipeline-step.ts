@@ -1,0 +1,39 @@
+import type { EncodedMessage } from '../message/message.js'
+import type { Middleware } from '../plugin/middleware.js'
+
+/** Message option holding a pipeline's remaining steps. */
+export const PIPELINE_OPTION = 'pipeline'
+
+/** @internal The remaining steps of a pipeline, stored with its current step. */
+export interface PipelineState {
+  readonly id: string
+  readonly steps: readonly EncodedMessage[]
+}
+
+/**
+ * @internal After a pipeline step succeeds, sends the next step with the
+ * result appended to its arguments, in the same transaction as the ack. A
+ * failed step sends nothing, which stops the pipeline.
+ */
+export function pipelineStep(): Middleware {
+  return {
+    async process(event, next) {
+      const outcome = await next()
+      const state = event.message.options[PIPELINE_OPTION] as PipelineState | undefined
+      if (outcome.kind !== 'success' || !state || state.steps.length === 0) return outcome
+      const [step, ...rest] = state.steps
+      const options: Record<string, unknown> = { ...step!.options }
+      if (rest.length > 0) options[PIPELINE_OPTION] = { id: state.id, steps: rest }
+      else delete options[PIPELINE_OPTION]
+      event.enqueueAfter(
+        event.messageFor(step!.actor, [...step!.args, outcome.result], {
+          id: step!.id,
+          queue: step!.queue,
+          priority: step!.priority,
+          options,
+        }),
+      )
+      return outcome
+    },
+  }
+}

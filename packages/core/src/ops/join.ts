@@ -1,0 +1,58 @@
+import { IddqueueError } from '@iddqueue/schema'
+import { assertName } from '../actor/names.js'
+import type { BrokerContext } from '../broker/broker-context.js'
+import { wrapError } from '../broker/wrap-error.js'
+
+/** Options of `broker.join()`. */
+export interface JoinOptions {
+  /** Default: every queue of the declared actors. */
+  readonly queues?: readonly string[]
+  /** Give up after this long with a `JoinTimeoutError`. Default 60,000 ms. */
+  readonly timeoutMs?: number
+  /** How often to look. Default 25 ms. */
+  readonly intervalMs?: number
+}
+
+/**
+ * `broker.join()` gave up: the queues still held messages.
+ *
+ * @example
+ * await broker.join({ timeoutMs: 1_000 }).catch((error) => {
+ *   if (JoinTimeoutError.isInstance(error)) console.error(error.message)
+ * })
+ */
+export class JoinTimeoutError extends IddqueueError {}
+
+/** @internal */
+export async function join(core: BrokerContext, options: JoinOptions): Promise<void> {
+  const queues = options.queues ?? [...new Set([...core.actors.values()].map((a) => a.queue))]
+  for (const queue of queues) assertName('queue', queue)
+  if (queues.length === 0) return
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const deadline = performance.now() + timeoutMs
+  const compiled = core.queryBuilder
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('pending'))
+    .where('state', 'in', ['queued', 'consumed'])
+    .where('queue', 'in', queues)
+    .compile()
+  for (;;) {
+    let pending: number
+    try {
+      const [row] = await core.executor.query<{ pending: number | string }>(
+        compiled.sql,
+        compiled.parameters,
+      )
+      pending = Number(row?.pending ?? 0)
+    } catch (error) {
+      throw wrapError(error, 'join queues')
+    }
+    if (pending === 0) return
+    if (performance.now() > deadline) {
+      throw new JoinTimeoutError(
+        `Queues ${queues.join(', ')} still hold ${pending} queued or consumed messages after ${timeoutMs} ms`,
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25))
+  }
+}

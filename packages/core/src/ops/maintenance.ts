@@ -1,0 +1,126 @@
+import { assertName } from '../actor/names.js'
+import type { BrokerContext } from '../broker/broker-context.js'
+import { wrapError } from '../broker/wrap-error.js'
+import { InvalidOptionError } from '../errors.js'
+import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-options.js'
+
+/** Options of `broker.purge()`. */
+export interface PurgeOptions {
+  /** Delete finished messages last changed longer ago than this. Default 30 days. */
+  readonly olderThanMs?: number
+  /** Rows per statement. Default 5,000. */
+  readonly batchSize?: number
+  /** Called after each batch with the running totals. */
+  readonly onProgress?: (progress: PurgeResult) => void
+  /** @internal Workers purge one at a time: skip when another holds the purge lock. */
+  readonly exclusive?: boolean
+}
+
+/** What `broker.purge()` deleted. */
+export interface PurgeResult {
+  readonly messages: number
+  readonly deduplicationKeys: number
+  /** True when another worker was purging, so this call did nothing. */
+  readonly skipped?: boolean
+}
+
+/** Options of `broker.recover()`. */
+export interface RecoverOptions {
+  /** A worker silent for this long is presumed dead. Default 6,000 ms. */
+  readonly staleAfterMs?: number
+}
+
+/** Options of `broker.flush()`. */
+export interface FlushOptions {
+  /** Only this queue. Default: every queue. */
+  readonly queue?: string
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 0) {
+    throw new InvalidOptionError(
+      `Invalid ${name} ${String(value)}: expected an integer of 0 or more`,
+    )
+  }
+  return value
+}
+
+/** @internal Deletes old finished messages and expired keys in bounded batches. */
+export async function purge(core: BrokerContext, options: PurgeOptions = {}): Promise<PurgeResult> {
+  const olderThanMs = positive('olderThanMs', options.olderThanMs, DEFAULT_RETENTION_MS)
+  const batchSize = positive('batchSize', options.batchSize, 5_000) || 5_000
+  const lockKey = core.ns.lockKey('purge').toString()
+  let messages = 0
+  let deduplicationKeys = 0
+  // Each batch is its own short transaction; with `exclusive`, it first takes
+  // the namespace's purge lock and the purge stops if another worker has it.
+  const batch = async (statement: string, params: unknown[]): Promise<number | undefined> =>
+    core.executor.transaction(async (tx) => {
+      if (options.exclusive) {
+        const [lock] = await tx.query<{ ok: boolean }>(
+          'select pg_try_advisory_xact_lock($1::bigint) as ok',
+          [lockKey],
+        )
+        if (!lock?.ok) return undefined
+      }
+      const [row] = await tx.query<{ deleted: number }>(statement, params)
+      return row?.deleted ?? 0
+    })
+  try {
+    for (;;) {
+      const deleted = await batch(core.statements.purgeMessages, [olderThanMs, batchSize])
+      if (deleted === undefined) return { messages, deduplicationKeys, skipped: true }
+      messages += deleted
+      options.onProgress?.({ messages, deduplicationKeys })
+      if (deleted < batchSize) break
+    }
+    for (;;) {
+      const deleted = await batch(core.statements.purgeDeduplication, [batchSize])
+      if (deleted === undefined) return { messages, deduplicationKeys, skipped: true }
+      deduplicationKeys += deleted
+      options.onProgress?.({ messages, deduplicationKeys })
+      if (deleted < batchSize) break
+    }
+  } catch (error) {
+    throw wrapError(error, 'purge')
+  }
+  return { messages, deduplicationKeys }
+}
+
+/**
+ * @internal Requeues the messages of dead workers, and of workers not
+ * registered at all when `orphans` is set. Returns how many were recovered.
+ */
+export async function recover(
+  core: BrokerContext,
+  options: RecoverOptions & { readonly orphans?: boolean } = {},
+): Promise<number> {
+  const staleAfterMs = positive('staleAfterMs', options.staleAfterMs, DEFAULT_STALE_AFTER_MS)
+  try {
+    const dead = await core.executor.query(core.statements.recover, [
+      staleAfterMs,
+      core.statements.wakeChannel,
+    ])
+    if (options.orphans === false) return dead.length
+    const orphans = await core.executor.query(core.statements.recoverOrphans, [
+      core.statements.wakeChannel,
+    ])
+    return dead.length + orphans.length
+  } catch (error) {
+    throw wrapError(error, 'recover messages')
+  }
+}
+
+/** @internal Deletes queued messages of one queue or all. */
+export async function flush(core: BrokerContext, options: FlushOptions = {}): Promise<number> {
+  if (options.queue !== undefined) assertName('queue', options.queue)
+  let query = core.queryBuilder.deleteFrom('messages').where('state', '=', 'queued')
+  if (options.queue !== undefined) query = query.where('queue', '=', options.queue)
+  const compiled = query.returning('id').compile()
+  try {
+    return (await core.executor.query(compiled.sql, compiled.parameters)).length
+  } catch (error) {
+    throw wrapError(error, 'flush messages')
+  }
+}

@@ -1,0 +1,120 @@
+import type { Executor, FailureRecord, MessageState } from '@iddqueue/schema'
+import type { ActorDefinition } from '../actor/actor-definition.js'
+import type { ActorReference } from '../actor/actor-options.js'
+import type { Message } from '../message/message.js'
+
+/** What a handler run came to. Middleware may replace it on the way out. */
+export type Outcome =
+  | { readonly kind: 'success'; readonly result: unknown }
+  | {
+      readonly kind: 'failure'
+      readonly error: unknown
+      /** Set by the retry policy: retry after this delay. Unset: reject. */
+      readonly retryDelayMs?: number
+      /** Never retry this failure (age limit, unknown actor, `throws`). */
+      readonly final?: boolean
+      /** The retry budget ran out on this failure. */
+      readonly exhausted?: boolean
+    }
+  /** Not run: back to the queue with its eta and retry budget (pause, shutdown). */
+  | { readonly kind: 'requeue' }
+  /** Not run, or stopped: the message was cancelled. */
+  | { readonly kind: 'cancelled' }
+
+/** Fields of a message being enqueued. */
+export interface EnqueueEvent {
+  /** The messages about to be written (duplicates already removed). */
+  readonly messages: readonly Message[]
+  /** The connection or transaction the write runs on. */
+  readonly executor: Executor
+  /** True inside a caller's transaction: the write is not committed yet after `next()`. */
+  readonly transactional: boolean
+}
+
+/** A message being processed by a worker. */
+export interface ProcessEvent {
+  readonly message: Message
+  readonly actor: ActorDefinition
+  /** 1 on the first attempt; retries add one. */
+  readonly attempt: number
+  /** Failed attempts so far that were retried. */
+  readonly retries: number
+  /** Milliseconds since the message was first enqueued (PostgreSQL's clock, at claim). */
+  readonly ageMs: number
+  readonly workerId: string
+  /** The handler's signal. */
+  readonly signal: AbortSignal
+  /** Aborts the handler's signal with `reason` (time limit, shutdown, cancellation). */
+  abort(reason: unknown): void
+  /**
+   * Sends `message` in the same transaction that settles this one (after the
+   * handler returns), so the follow-up exists exactly when the outcome is
+   * recorded. Callbacks and pipeline steps use this.
+   */
+  enqueueAfter(message: Message, options?: { readonly delayMs?: number }): void
+  /**
+   * Builds a message for another actor (declared here or not: its queue is
+   * the declared one, else `'default'`), for {@link ProcessEvent.enqueueAfter}.
+   */
+  messageFor(
+    actor: ActorReference,
+    args: readonly unknown[],
+    options?: {
+      readonly id?: string
+      readonly queue?: string
+      readonly priority?: number
+      readonly options?: Readonly<Record<string, unknown>>
+    },
+  ): Message
+}
+
+/** A message whose outcome was just recorded. */
+export interface SettledMessage {
+  readonly message: Message
+  readonly outcome: Outcome
+  /** The state written. */
+  readonly state: MessageState
+  readonly attempt: number
+  /** The failure recorded, when the attempt failed. */
+  readonly failure: FailureRecord | undefined
+}
+
+/** A batch of outcomes, recorded in one transaction. */
+export interface SettleEvent {
+  /** Only the messages this worker still held; a message recovered elsewhere is not here. */
+  readonly settled: readonly SettledMessage[]
+  /** The settle transaction: writes here commit together with the outcomes. */
+  readonly executor: Executor
+}
+
+/**
+ * Hooks around the three moments of a message's life. Each is optional. The
+ * first middleware in the list is the outermost.
+ *
+ * @example
+ * const timing: Middleware = {
+ *   async process(event, next) {
+ *     const started = performance.now()
+ *     const outcome = await next()
+ *     console.log(event.message.actor, outcome.kind, performance.now() - started)
+ *     return outcome
+ *   },
+ * }
+ */
+export interface Middleware {
+  /**
+   * Return false to leave an actor's messages alone: the `process` hook is
+   * then left out of that actor's chain, which saves work on the hot path.
+   */
+  forActor?(actor: ActorDefinition): boolean
+  /** Wraps a write of messages; throw to refuse it. */
+  enqueue?(event: EnqueueEvent, next: () => Promise<void>): Promise<void>
+  /** Wraps running a message; return without calling `next` to skip the handler. */
+  process?(event: ProcessEvent, next: () => Promise<Outcome>): Promise<Outcome>
+  /**
+   * Runs inside the settle transaction, after the outcomes are written. It
+   * must not fail for reasons of data (check and encode in `process`): a
+   * failure here fails the whole batch, which is then retried.
+   */
+  settle?(event: SettleEvent): Promise<void>
+}

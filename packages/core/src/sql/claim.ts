@@ -1,0 +1,45 @@
+import type { Namespace } from '@iddqueue/schema'
+
+/**
+ * The claim: marks up to `$2` ready messages of the worker's queues as
+ * consumed by worker `$3` and returns them, in one statement.
+ *
+ * Ready means queued with an eta that has passed, on a queue that is not
+ * paused (the pause gate is part of the claim). Rows are taken in priority
+ * then eta order with `FOR UPDATE SKIP LOCKED`, so concurrent workers never
+ * wait on each other or take the same message. With one queue the partial
+ * ready index delivers rows already in order, so no sort is needed.
+ *
+ * Parameters: the queue (or an array of queues), the limit, the worker id.
+ */
+export function claimSql(ns: Namespace, queueCount: number): string {
+  const queueMatch = queueCount === 1 ? 'm.queue = $1::text' : 'm.queue = any($1::text[])'
+  return `with next as (
+  select m.id from ${ns.table('messages')} m
+   where m.state = 'queued' and ${queueMatch} and m.eta <= now()
+     and m.queue not in (select c.queue from ${ns.table('queue_control')} c where c.paused)
+   order by m.priority, m.eta, m.id
+   limit $2
+   for update skip locked
+)
+update ${ns.table('messages')} m
+   set state = 'consumed', worker_id = $3, started_at = now(), updated_at = now(), attempts = m.attempts + 1
+  from next
+ where m.id = next.id
+returning m.id, m.queue, m.actor, m.args, m.options, m.priority, m.retries, m.attempts, m.eta,
+          m.enqueued_at, (extract(epoch from now() - m.enqueued_at) * 1000)::float8 as age_ms`
+}
+
+/**
+ * How long until the next queued message of the worker's queues becomes
+ * ready (negative when one is ready now), or null when none is queued.
+ *
+ * Parameters: the queue (or an array of queues).
+ */
+export function nextEtaSql(ns: Namespace, queueCount: number): string {
+  const queueMatch = queueCount === 1 ? 'queue = $1::text' : 'queue = any($1::text[])'
+  return `select (extract(epoch from min(eta) - now()) * 1000)::float8 as wait_ms
+  from ${ns.table('messages')}
+ where state = 'queued' and ${queueMatch}
+   and queue not in (select c.queue from ${ns.table('queue_control')} c where c.paused)`
+}

@@ -1,0 +1,40 @@
+import type { Namespace } from '@iddqueue/schema'
+
+/**
+ * Acknowledges a batch of successful messages: `done`, failure cleared. Only
+ * rows still consumed by this worker change; a message that crash recovery
+ * gave to another worker is left to it.
+ *
+ * Parameters: ids, worker id.
+ */
+export function ackSql(ns: Namespace): string {
+  return `update ${ns.table('messages')}
+   set state = 'done', failure = null, updated_at = now()
+ where id = any($1::uuid[]) and state = 'consumed' and worker_id = $2`
+}
+
+/**
+ * Settles a batch of outcomes of any kind in one statement: `done`,
+ * `rejected`, `cancelled`, or back to `queued` (a retry after a delay, or a
+ * release that keeps the eta when the delay is null). A message whose
+ * cancellation was requested never goes back to `queued`: it becomes
+ * `cancelled`. Returns the rows that changed.
+ *
+ * Parameters: ids, target states, delays in ms (null keeps the eta),
+ * retry increments, failure JSON (null keeps the stored one; cleared on
+ * done), worker id.
+ */
+export function settleSql(ns: Namespace): string {
+  return `update ${ns.table('messages')} m
+   set state = case when m.cancel_requested and s.state = 'queued' then 'cancelled' else s.state end,
+       eta = case when s.state = 'queued' and s.delay_ms is not null
+                  then now() + s.delay_ms * interval '1 millisecond' else m.eta end,
+       retries = m.retries + s.retried,
+       failure = case when s.state = 'done' then null else coalesce(s.failure::jsonb, m.failure) end,
+       worker_id = case when s.state = 'queued' then null else m.worker_id end,
+       updated_at = now()
+  from unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[])
+    as s(id, state, delay_ms, retried, failure)
+ where m.id = s.id and m.state = 'consumed' and m.worker_id = $6
+returning m.id, m.state, m.queue`
+}

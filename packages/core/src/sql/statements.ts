@@ -1,0 +1,56 @@
+import type { Namespace } from '@iddqueue/schema'
+import { claimSql, nextEtaSql } from './claim.js'
+import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-deduplication-key.js'
+import { insertMessagesSql } from './insert-messages.js'
+import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
+import { recoverOrphansSql, recoverSql } from './recover.js'
+import { ackSql, settleSql } from './settle.js'
+import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
+
+/** @internal Every hot-path statement for one namespace, built once per broker. */
+export interface Statements {
+  readonly wakeChannel: string
+  readonly controlChannel: string
+  readonly insertMessages: string
+  readonly claimDeduplicationKey: string
+  readonly readDeduplicationKey: string
+  readonly claimOne: string
+  readonly claimMany: string
+  readonly nextEtaOne: string
+  readonly nextEtaMany: string
+  readonly ack: string
+  readonly settle: string
+  readonly registerWorker: string
+  readonly heartbeat: string
+  readonly deregisterWorker: string
+  readonly recover: string
+  readonly recoverOrphans: string
+  readonly wakeQueues: string
+  readonly purgeMessages: string
+  readonly purgeDeduplication: string
+}
+
+/** @internal */
+export function statements(ns: Namespace): Statements {
+  return Object.freeze({
+    wakeChannel: ns.channel('wake'),
+    controlChannel: ns.channel('control'),
+    insertMessages: insertMessagesSql(ns),
+    claimDeduplicationKey: claimDeduplicationKeySql(ns),
+    readDeduplicationKey: readDeduplicationKeySql(ns),
+    claimOne: claimSql(ns, 1),
+    claimMany: claimSql(ns, 2),
+    nextEtaOne: nextEtaSql(ns, 1),
+    nextEtaMany: nextEtaSql(ns, 2),
+    ack: ackSql(ns),
+    settle: settleSql(ns),
+    registerWorker: registerWorkerSql(ns),
+    heartbeat: heartbeatSql(ns),
+    deregisterWorker: deregisterWorkerSql(ns),
+    recover: recoverSql(ns),
+    recoverOrphans: recoverOrphansSql(ns),
+    wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',
+    purgeMessages: purgeMessagesSql(ns),
+    purgeDeduplication: purgeDeduplicationSql(ns),
+  })
+}

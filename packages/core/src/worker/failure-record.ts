@@ -1,0 +1,38 @@
+import type { FailureRecord } from '@iddqueue/schema'
+
+/** Longest error text kept with a message. */
+export const MAX_FAILURE_TEXT = 2000
+const MAX_STACK = 8000
+
+/** jsonb refuses \u0000 and unpaired surrogates; error texts may hold either. */
+function clean(text: string): string {
+  return text.replaceAll('\u0000', '\ufffd').toWellFormed()
+}
+
+/**
+ * @internal What a failed attempt leaves on its message: the error's type,
+ * its text (at most 2,000 characters), the time, the attempt and the stack.
+ */
+export function failureRecord(error: unknown, attempt: number): FailureRecord {
+  const isError = error instanceof Error
+  const type = isError ? error.name || error.constructor.name : typeof error
+  let text: string
+  try {
+    text = isError
+      ? error.message
+      : typeof error === 'string'
+        ? error
+        : (JSON.stringify(error) ?? String(error))
+  } catch {
+    text = String(error)
+  }
+  const stack =
+    isError && typeof error.stack === 'string' ? clean(error.stack.slice(0, MAX_STACK)) : undefined
+  return {
+    type: clean(type),
+    message: clean(text.slice(0, MAX_FAILURE_TEXT)),
+    at: new Date().toISOString(),
+    attempt,
+    ...(stack ? { stack } : {}),
+  }
+}

@@ -1,0 +1,571 @@
+import { randomUUID } from 'node:crypto'
+import type { ActorDefinition } from '../actor/actor-definition.js'
+import { type ActorReference, referenceName } from '../actor/actor-options.js'
+import { assertName } from '../actor/names.js'
+import type { BrokerContext } from '../broker/broker-context.js'
+import { wrapError } from '../broker/wrap-error.js'
+import type { PreparedEntry } from '../enqueue/prepared-entry.js'
+import { prepareEntry } from '../enqueue/prepared-entry.js'
+import {
+  InvalidOptionError,
+  InvalidPayloadError,
+  UnknownActorError,
+  WorkerShutdown,
+} from '../errors.js'
+import { Message } from '../message/message.js'
+import { uuid7 } from '../message/uuid7.js'
+import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
+import { compareDeliveries, type Delivery } from './delivery.js'
+import { Liveness } from './liveness.js'
+import { Prefetch } from './prefetch.js'
+import { handlerSettled, type ProcessChain, processChain } from './process-chain.js'
+import type { SettleEntry } from './settle.js'
+import { SettleBatcher } from './settle-batcher.js'
+import {
+  type ResolvedWorkerOptions,
+  resolveWorkerOptions,
+  type WorkerOptions,
+} from './worker-options.js'
+
+/** Where a worker is in its life. */
+export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped'
+
+/** Counters of a worker since it started. */
+export interface WorkerStats {
+  /** Handlers running now. */
+  readonly running: number
+  /** Messages claimed and waiting for a free slot. */
+  readonly buffered: number
+  /** Outcomes waiting to be written. */
+  readonly settling: number
+  readonly succeeded: number
+  readonly failed: number
+}
+
+interface Run {
+  readonly event: ProcessEvent
+  readonly delivery: Delivery
+  /** Set when a graceful stop gave up waiting: the outcome is no longer recorded. */
+  abandoned: boolean
+}
+
+const MAX_ERROR_BACKOFF_MS = 5_000
+
+/**
+ * Runs actors: claims messages of its queues in batches sized to its free
+ * slots, runs them with at most `concurrency` at a time, and records outcomes
+ * in batches. Made by `broker.worker()`.
+ *
+ * @example
+ * const worker = broker.worker({ queues: ['emails'], concurrency: 16 })
+ * await worker.start()
+ * worker.stopOnSignals() // SIGTERM / SIGINT: graceful stop
+ */
+export class Worker {
+  /** This worker's id in the `workers` table. */
+  readonly id = randomUUID()
+  readonly #core: BrokerContext
+  readonly #options: ResolvedWorkerOptions
+  readonly #onStopped: () => void
+  #state: WorkerState = 'idle'
+  #queues: readonly string[] = []
+  #queueSet: ReadonlySet<string> = new Set()
+  #claimSql = ''
+  #nextEtaSql = ''
+  #queueParam: string | readonly string[] = ''
+  #buffer: Delivery[] = []
+  readonly #running = new Map<string, Run>()
+  readonly #chains = new Map<string, ProcessChain>()
+  readonly #prefetch: Prefetch
+  readonly #settler: SettleBatcher
+  #liveness: Liveness | undefined
+  #claiming = false
+  #idle = false
+  #wakeSeq = 0
+  #idleTimer: NodeJS.Timeout | undefined
+  #idleDeadline = Number.POSITIVE_INFINITY
+  #errorTimer: NodeJS.Timeout | undefined
+  #errorBackoffMs = 0
+  #unsubscribe: (() => Promise<void> | void)[] = []
+  #stopping: Promise<void> | undefined
+  #drained: (() => void) | undefined
+  #succeeded = 0
+  #failed = 0
+
+  /** @internal Use `broker.worker()`. */
+  constructor(core: BrokerContext, options: WorkerOptions, onStopped: () => void) {
+    this.#core = core
+    this.#options = resolveWorkerOptions(options)
+    this.#onStopped = onStopped
+    this.#prefetch = new Prefetch(this.#options.prefetch, this.#options.concurrency)
+    this.#settler = new SettleBatcher(core, this.id, this.#options.settleBatchSize, (entries) =>
+      this.#afterSettle(entries),
+    )
+  }
+
+  get state(): WorkerState {
+    return this.#state
+  }
+
+  /** The queues this worker consumes (known once started). */
+  get queues(): readonly string[] {
+    return this.#queues
+  }
+
+  get stats(): WorkerStats {
+    return {
+      running: this.#running.size,
+      buffered: this.#buffer.length,
+      settling: this.#settler.pending,
+      succeeded: this.#succeeded,
+      failed: this.#failed,
+    }
+  }
+
+  /**
+   * Registers the worker, subscribes to wake-ups and starts claiming.
+   * Resolves once it runs; fails with `SchemaNotReadyError` before
+   * `broker.migrate()`, or `BrokerConnectionError` when PostgreSQL is down.
+   *
+   * @example
+   * await broker.worker({ concurrency: 8 }).start()
+   */
+  async start(): Promise<void> {
+    if (this.#state !== 'idle')
+      throw new InvalidOptionError(`Worker ${this.id} was already started`)
+    this.#core.assertOpen()
+    await this.#core.ready()
+    const queues = this.#options.queues ?? [
+      ...new Set([...this.#core.actors.values()].map((a) => a.queue)),
+    ]
+    if (queues.length === 0) {
+      throw new InvalidOptionError(
+        'Worker has no queues: declare actors before start(), or pass queues',
+      )
+    }
+    this.#queues = queues
+    this.#queueSet = new Set(queues)
+    const one = queues.length === 1
+    this.#claimSql = one ? this.#core.statements.claimOne : this.#core.statements.claimMany
+    this.#nextEtaSql = one ? this.#core.statements.nextEtaOne : this.#core.statements.nextEtaMany
+    this.#queueParam = one ? queues[0]! : queues
+    const liveness = new Liveness(this.#core, this.id, queues, this.#options, (error) =>
+      this.#reportError(error, 'heartbeat'),
+    )
+    try {
+      await liveness.register()
+      // Subscribe before the first claim so no wake-up falls between the two.
+      this.#unsubscribe.push(
+        await this.#core.listener.subscribe(this.#core.statements.wakeChannel, (queue) => {
+          if (this.#queueSet.has(queue)) this.#wake()
+        }),
+      )
+    } catch (error) {
+      throw wrapError(error, 'start a worker')
+    }
+    this.#unsubscribe.push(this.#core.listener.onReconnect(() => this.#wake()))
+    this.#liveness = liveness
+    liveness.start()
+    this.#state = 'running'
+    this.#core.events.emit('worker:started', { workerId: this.id, queues })
+    this.#core.logger.info('worker started', {
+      worker: this.id,
+      queues,
+      concurrency: this.#options.concurrency,
+    })
+    this.#pump()
+  }
+
+  /**
+   * Stops gracefully: claims nothing more, returns prefetched messages to
+   * the queue at once (eta and retry budget intact), lets running handlers
+   * finish for up to `shutdownTimeoutMs` (then aborts their signals with
+   * `WorkerShutdown` and returns their messages), writes pending outcomes and
+   * deregisters. Calling it again returns the same promise.
+   *
+   * @example
+   * await worker.stop()
+   */
+  stop(): Promise<void> {
+    if (this.#state === 'idle') {
+      this.#state = 'stopped'
+      this.#onStopped()
+      return Promise.resolve()
+    }
+    this.#stopping ??= this.#shutdown()
+    return this.#stopping
+  }
+
+  /**
+   * Stops gracefully on SIGTERM or SIGINT (or the given signals). Returns a
+   * function that removes the handlers.
+   *
+   * @example
+   * await worker.start()
+   * worker.stopOnSignals()
+   */
+  stopOnSignals(signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): () => void {
+    const handler = (signal: NodeJS.Signals) => {
+      this.#core.logger.info('stopping on signal', { worker: this.id, signal })
+      void this.stop()
+    }
+    for (const signal of signals) process.on(signal, handler)
+    return () => {
+      for (const signal of signals) process.off(signal, handler)
+    }
+  }
+
+  #pump(): void {
+    const concurrency = this.#options.concurrency
+    while (
+      this.#running.size < concurrency &&
+      this.#buffer.length > 0 &&
+      this.#state === 'running'
+    ) {
+      this.#start(this.#buffer.shift()!)
+    }
+    if (this.#state !== 'running' || this.#claiming || this.#idle || this.#errorTimer) return
+    const target = this.#prefetch.target()
+    const free = concurrency + target - this.#running.size - this.#buffer.length
+    if (free <= 0) return
+    // Claim when slots would otherwise go unused, or when the buffer has
+    // drained to half its target; not for every freed slot under load.
+    const starving = this.#buffer.length === 0 && this.#running.size < concurrency
+    if (!starving && this.#buffer.length > target / 2) return
+    void this.#claim(free)
+  }
+
+  async #claim(limit: number): Promise<void> {
+    this.#claiming = true
+    const seq = this.#wakeSeq
+    let rows: Delivery[]
+    try {
+      rows = await this.#core.executor.query<Delivery>(this.#claimSql, [
+        this.#queueParam,
+        limit,
+        this.id,
+      ])
+    } catch (error) {
+      this.#claiming = false
+      this.#retryAfterError(error, 'claim messages')
+      return
+    }
+    this.#claiming = false
+    this.#errorBackoffMs = 0
+    if (this.#state !== 'running') {
+      if (rows.length > 0) this.#release(rows)
+      return
+    }
+    if (rows.length > 0) {
+      this.#buffer.push(...rows)
+      this.#buffer.sort(compareDeliveries)
+    }
+    // Fewer than asked: nothing more is ready. Sleep, unless a wake-up came
+    // while the claim was in flight.
+    if (rows.length < limit && seq === this.#wakeSeq) this.#goIdle()
+    this.#pump()
+  }
+
+  #goIdle(): void {
+    this.#idle = true
+    const seq = this.#wakeSeq
+    const poll = this.#options.pollIntervalMs
+    this.#core.executor
+      .query<{ wait_ms: number | null }>(this.#nextEtaSql, [this.#queueParam])
+      .then(
+        ([row]) => {
+          const wait = row?.wait_ms
+          // A ready message we did not get is locked by a concurrent claim: look again shortly.
+          this.#armIdleTimer(
+            wait === null || wait === undefined ? poll : Math.min(poll, Math.max(wait, 10)),
+            seq,
+          )
+        },
+        () => this.#armIdleTimer(poll, seq),
+      )
+  }
+
+  #armIdleTimer(ms: number, seq: number): void {
+    if (!this.#idle || seq !== this.#wakeSeq || this.#state !== 'running') return
+    const deadline = performance.now() + ms
+    if (this.#idleTimer && deadline >= this.#idleDeadline) return
+    clearTimeout(this.#idleTimer)
+    this.#idleDeadline = deadline
+    this.#idleTimer = setTimeout(() => this.#wake(), ms)
+  }
+
+  #wake(): void {
+    this.#wakeSeq++
+    this.#idle = false
+    clearTimeout(this.#idleTimer)
+    this.#idleTimer = undefined
+    this.#idleDeadline = Number.POSITIVE_INFINITY
+    this.#pump()
+  }
+
+  #chain(actor: ActorDefinition): ProcessChain {
+    let chain = this.#chains.get(actor.name)
+    if (!chain) {
+      chain = processChain(this.#core.middleware, actor)
+      this.#chains.set(actor.name, chain)
+    }
+    return chain
+  }
+
+  #start(delivery: Delivery): void {
+    const core = this.#core
+    const actor = core.actors.get(delivery.actor)
+    const message = new Message(
+      core.host,
+      delivery.id,
+      delivery.actor,
+      delivery.queue,
+      delivery.args,
+      delivery.priority,
+      delivery.options,
+      delivery.eta,
+    )
+    const followUps: PreparedEntry[] = []
+    let controller: AbortController | undefined
+    const event: ProcessEvent = {
+      message,
+      actor: actor!,
+      attempt: delivery.retries + 1,
+      retries: delivery.retries,
+      ageMs: delivery.age_ms,
+      workerId: this.id,
+      get signal() {
+        controller ??= new AbortController()
+        return controller.signal
+      },
+      abort(reason) {
+        controller ??= new AbortController()
+        controller.abort(reason)
+      },
+      enqueueAfter: (follow, options) => {
+        followUps.push(
+          prepareEntry(
+            follow,
+            options ?? {},
+            core.maxPayloadBytes,
+            `message for ${follow.actor} after ${message.actor}`,
+          ),
+        )
+      },
+      messageFor: (reference, args, options) => this.#messageFor(reference, args, options),
+    }
+    const run: Run = { event, delivery, abandoned: false }
+    this.#running.set(delivery.id, run)
+    if (core.events.has('message:started')) {
+      core.events.emit('message:started', { message, attempt: event.attempt, workerId: this.id })
+    }
+    const started = performance.now()
+    const invalid = actor
+      ? !Array.isArray(delivery.args) ||
+        typeof delivery.options !== 'object' ||
+        delivery.options === null
+        ? new InvalidPayloadError(
+            `Message ${delivery.id} has malformed arguments or options; rejected`,
+          )
+        : undefined
+      : new UnknownActorError(
+          `Message ${delivery.id} names actor ${delivery.actor}, which this worker does not declare; rejected`,
+        )
+    const outcome: Promise<Outcome> = invalid
+      ? Promise.resolve({ kind: 'failure', error: invalid, final: true })
+      : this.#chain(actor!)(event).catch(
+          (error: unknown) => ({ kind: 'failure', error }) as Outcome,
+        )
+    void outcome.then((result) => this.#finish(run, result, followUps, performance.now() - started))
+  }
+
+  async #finish(
+    run: Run,
+    outcome: Outcome,
+    followUps: PreparedEntry[],
+    durationMs: number,
+  ): Promise<void> {
+    const { event } = run
+    if (!run.abandoned) {
+      this.#settler.add({ message: event.message, outcome, attempt: event.attempt, followUps })
+    }
+    this.#emitOutcome(event, outcome, durationMs)
+    // Keep the slot until the handler really ends (a time limit fails the
+    // attempt first), so no more than `concurrency` handlers ever run.
+    const handler = handlerSettled.get(event)
+    if (handler) await handler.catch(() => {})
+    this.#running.delete(run.delivery.id)
+    this.#prefetch.completed()
+    if (this.#running.size === 0) this.#drained?.()
+    this.#pump()
+  }
+
+  #emitOutcome(event: ProcessEvent, outcome: Outcome, durationMs: number): void {
+    const events = this.#core.events
+    const { message } = event
+    if (outcome.kind === 'success') {
+      this.#succeeded++
+      if (events.has('message:completed')) {
+        events.emit('message:completed', { message, result: outcome.result, durationMs })
+      }
+    } else if (outcome.kind === 'failure') {
+      this.#failed++
+      events.emit('message:failed', {
+        message,
+        error: outcome.error,
+        attempt: event.attempt,
+        retryDelayMs: outcome.retryDelayMs,
+      })
+      if (outcome.retryDelayMs === undefined)
+        events.emit('message:rejected', { message, error: outcome.error })
+      else
+        this.#core.logger.debug('attempt failed; will retry', {
+          message: message.id,
+          delayMs: outcome.retryDelayMs,
+        })
+    } else if (outcome.kind === 'cancelled') {
+      events.emit('message:cancelled', { message })
+    }
+  }
+
+  #messageFor(
+    reference: ActorReference,
+    args: readonly unknown[],
+    options: {
+      id?: string
+      queue?: string
+      priority?: number
+      options?: Readonly<Record<string, unknown>>
+    } = {},
+  ): Message {
+    const name = referenceName(reference)
+    assertName('actor', name)
+    const declared = this.#core.actors.get(name)
+    const queue = options.queue ?? declared?.queue ?? 'default'
+    assertName('queue', queue)
+    return new Message(
+      this.#core.host,
+      options.id ?? uuid7(),
+      name,
+      queue,
+      [...args],
+      options.priority ?? declared?.options.priority ?? 0,
+      options.options ?? {},
+    )
+  }
+
+  /** Returns unstarted messages to the queue, eta and retry budget intact. */
+  #release(deliveries: readonly Delivery[]): void {
+    for (const delivery of deliveries) {
+      this.#settler.add({
+        message: new Message(undefined, delivery.id, delivery.actor, delivery.queue, [], 0, {}),
+        outcome: { kind: 'requeue' },
+        attempt: delivery.retries + 1,
+        followUps: [],
+      })
+    }
+  }
+
+  #afterSettle(entries: readonly SettleEntry[]): void {
+    // A retry this worker scheduled: wake for it if nothing else would.
+    let soonest = Number.POSITIVE_INFINITY
+    for (const entry of entries) {
+      if (entry.outcome.kind === 'failure' && entry.outcome.retryDelayMs !== undefined) {
+        soonest = Math.min(soonest, entry.outcome.retryDelayMs)
+      }
+    }
+    if (soonest < Number.POSITIVE_INFINITY && this.#idle)
+      this.#armIdleTimer(Math.max(soonest, 1), this.#wakeSeq)
+  }
+
+  #reportError(error: unknown, doing: string): void {
+    const wrapped = wrapError(error, doing)
+    this.#core.logger.warn(`worker could not ${doing}; retrying`, {
+      worker: this.id,
+      error: wrapped,
+    })
+    this.#core.events.emit('worker:error', { workerId: this.id, error: wrapped })
+  }
+
+  #retryAfterError(error: unknown, doing: string): void {
+    this.#reportError(error, doing)
+    if (this.#state !== 'running') return
+    this.#errorBackoffMs = Math.min(MAX_ERROR_BACKOFF_MS, Math.max(100, this.#errorBackoffMs * 2))
+    this.#errorTimer = setTimeout(() => {
+      this.#errorTimer = undefined
+      this.#pump()
+    }, this.#errorBackoffMs)
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#state = 'stopping'
+    this.#core.events.emit('worker:stopping', { workerId: this.id })
+    clearTimeout(this.#idleTimer)
+    clearTimeout(this.#errorTimer)
+    this.#errorTimer = undefined
+    for (const unsubscribe of this.#unsubscribe.splice(0))
+      await Promise.resolve(unsubscribe()).catch(() => {})
+    this.#release(this.#buffer.splice(0))
+    for (const run of this.#running.values()) {
+      if (run.event.actor?.options.notifyShutdown)
+        run.event.abort(new WorkerShutdown('The worker is stopping'))
+    }
+    if (this.#running.size > 0) {
+      const drained = new Promise<boolean>((resolve) => {
+        this.#drained = () => resolve(true)
+      })
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.#options.shutdownTimeoutMs)
+      })
+      const finished = await Promise.race([drained, timeout])
+      clearTimeout(timer)
+      if (!finished) {
+        this.#core.logger.warn(
+          'shutdown timeout: aborting running handlers and returning their messages',
+          {
+            worker: this.id,
+            running: this.#running.size,
+          },
+        )
+        for (const run of this.#running.values()) {
+          run.abandoned = true
+          run.event.abort(new WorkerShutdown('The worker stopped before this handler finished'))
+        }
+        this.#release([...this.#running.values()].map((run) => run.delivery))
+      }
+    }
+    let settleTimer: NodeJS.Timeout | undefined
+    await Promise.race([
+      this.#settler.drain(),
+      new Promise<void>((resolve) => {
+        settleTimer = setTimeout(resolve, Math.max(5_000, this.#options.shutdownTimeoutMs))
+      }),
+    ])
+    clearTimeout(settleTimer)
+    if (this.#settler.pending > 0) {
+      this.#core.logger.warn(
+        'could not record every outcome before stopping; crash recovery will requeue them',
+        {
+          worker: this.id,
+          pending: this.#settler.pending,
+        },
+      )
+    }
+    this.#settler.abandon()
+    await this.#liveness?.stop()
+    this.#state = 'stopped'
+    this.#core.events.emit('worker:stopped', { workerId: this.id })
+    this.#core.logger.info('worker stopped', { worker: this.id })
+    this.#onStopped()
+  }
+}
+
+/** @internal */
+export function createWorker(
+  core: BrokerContext,
+  options: WorkerOptions,
+  onStopped: () => void,
+): Worker {
+  return new Worker(core, options, onStopped)
+}

@@ -1,0 +1,75 @@
+/**
+ * Options accepted by every {@link IddqueueError}.
+ */
+export interface IddqueueErrorOptions {
+  /** The error that caused this one, kept for logs and debuggers. */
+  readonly cause?: unknown
+}
+
+const marker = Symbol.for('iddqueue.error')
+
+/**
+ * The base class of every error iddqueue throws.
+ *
+ * Each subclass has a stable `name` and a `Symbol.for('iddqueue.error.<Name>')`
+ * marker, so `XxxError.isInstance(e)` works even when two copies of a package
+ * are installed and `instanceof` would fail.
+ *
+ * @example
+ * try {
+ *   await broker.migrate()
+ * } catch (error) {
+ *   if (IddqueueError.isInstance(error)) console.error(error.name, error.message)
+ *   throw error
+ * }
+ */
+export class IddqueueError extends Error {
+  readonly [marker] = true
+
+  constructor(message: string, options: IddqueueErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = new.target.name
+    Object.defineProperty(this, Symbol.for(`iddqueue.error.${new.target.name}`), { value: true })
+  }
+
+  /** True when `error` is an iddqueue error of this class (or a subclass), across package copies. */
+  static isInstance(error: unknown): boolean {
+    if (typeof error !== 'object' || error === null) return false
+    if (this === IddqueueError) return marker in error
+    return Symbol.for(`iddqueue.error.${this.name}`) in error
+  }
+}
+
+/**
+ * An identifier (schema, prefix, queue or actor name) that iddqueue refuses.
+ *
+ * @example
+ * namespace({ schema: 'app"; drop table users; --' }) // throws InvalidIdentifierError
+ */
+export class InvalidIdentifierError extends IddqueueError {}
+
+/**
+ * An option or argument with a value iddqueue cannot accept. The message names
+ * the option and what was expected.
+ *
+ * @example
+ * createBroker({ url, maxPayloadBytes: -1 }) // throws InvalidOptionError
+ */
+export class InvalidOptionError extends IddqueueError {}
+
+/**
+ * PostgreSQL is older than iddqueue supports (14).
+ *
+ * @example
+ * await migrate(db, { namespace: namespace() }) // on PostgreSQL 13: throws UnsupportedPostgresError
+ */
+export class UnsupportedPostgresError extends IddqueueError {}
+
+/**
+ * The migration ledger disagrees with the migrations in code: an applied
+ * migration was edited, which the append-only rule forbids.
+ *
+ * @example
+ * await migrate(db, { namespace: ns, owners: [edited] }) // throws MigrationError
+ */
+export class MigrationError extends IddqueueError {}

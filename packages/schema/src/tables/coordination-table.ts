@@ -1,0 +1,10 @@
+import type { ColumnType, JSONColumnType } from 'kysely'
+
+/** The `coordination` table (owned by `@iddqueue/coordination`): limiter slots, buckets, windows and barriers. */
+export interface CoordinationTable {
+  key: string
+  kind: string
+  value: JSONColumnType<Record<string, unknown>>
+  expires_at: ColumnType<Date, Date | string, Date | string>
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>
+}

@@ -1,0 +1,10 @@
+import type { ColumnType } from 'kysely'
+
+/** The migration ledger: one row per applied migration, per owner. */
+export interface MigrationsTable {
+  owner: string
+  version: number
+  name: string
+  checksum: string
+  applied_at: ColumnType<Date, Date | string | undefined, never>
+}

@@ -1,0 +1,12 @@
+import type { ColumnType } from 'kysely'
+
+/** The `workers` table: live worker processes and their heartbeats. */
+export interface WorkersTable {
+  id: string
+  host: string
+  pid: number
+  queues: string[]
+  concurrency: number
+  started_at: ColumnType<Date, Date | string | undefined, never>
+  heartbeat_at: ColumnType<Date, Date | string | undefined, Date | string>
+}

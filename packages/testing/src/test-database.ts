@@ -29,6 +29,16 @@ export interface TestDatabase {
   /** How the server was obtained. */
   readonly mode: TestDatabaseMode
   /**
+   * Restarts the server the way a real restart does (fast shutdown, data
+   * kept, same port), staying down for `downMs` first. Every connection
+   * breaks. Only in `'embedded'` mode, where the server is this process's own.
+   *
+   * @example
+   * const server = await startTestDatabase({ mode: 'embedded' })
+   * await server.restart?.(500)
+   */
+  restart?(downMs?: number): Promise<void>
+  /**
    * Releases the server: nothing for `'env'`, stops the container for
    * `'container'`, and stops the server and removes its data directory for
    * `'embedded'`. Safe to call twice.

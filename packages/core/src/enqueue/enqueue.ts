@@ -1,11 +1,14 @@
 import type { Executor } from '@iddqueue/schema'
 import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
+import { isConnectionError, wrapError } from '../broker/wrap-error.js'
 import type { Message } from '../message/message.js'
 import type { EnqueueEvent } from '../plugin/middleware.js'
 import { claimDeduplicationKey } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
 import type { PreparedEntry } from './prepared-entry.js'
+
+/** Pauses before retrying a send that lost its connection. */
+const RETRY_DELAYS_MS = [50, 250]
 
 /** @internal Runs the enqueue middleware around the insert of `entries` (no deduplication). */
 export async function writeMessages(
@@ -59,7 +62,41 @@ export async function writeMessages(
  * @internal Writes prepared messages: one statement for plain entries; a
  * transaction (a savepoint inside the caller's) when deduplication keys must
  * be claimed first. Returns the messages in input order, a duplicate
- * replaced by its original. An empty list does no SQL.
+ * replaced by its original, and the ones actually written.
+ */
+async function writeEntries(
+  core: BrokerContext,
+  entries: readonly PreparedEntry[],
+  executor: Executor,
+  transactional: boolean,
+): Promise<{ returned: Message[]; published: readonly PreparedEntry[] }> {
+  if (!entries.some((entry) => entry.dedup)) {
+    await writeMessages(core, entries, executor, transactional)
+    return { returned: entries.map((entry) => entry.message), published: entries }
+  }
+  const published: PreparedEntry[] = []
+  const returned = await executor.transaction(async (tx) => {
+    published.length = 0
+    const messages: Message[] = []
+    for (const entry of entries) {
+      const original = entry.dedup
+        ? await claimDeduplicationKey(tx, core.statements, core.host, entry)
+        : undefined
+      if (!original) published.push(entry)
+      messages.push(original ?? entry.message)
+    }
+    if (published.length > 0) await writeMessages(core, published, tx, transactional)
+    return messages
+  })
+  return { returned, published }
+}
+
+/**
+ * @internal Sends prepared messages and emits `message:enqueued` for the ones
+ * written. An empty list does no SQL. Outside a caller's transaction a lost
+ * connection is retried: message ids are made here and the insert skips an
+ * existing id, so a write that committed before the connection broke is not
+ * doubled.
  */
 export async function enqueueEntries(
   core: BrokerContext,
@@ -71,38 +108,24 @@ export async function enqueueEntries(
   core.assertOpen()
   await core.ready()
   const transactional = transaction !== undefined
-  let published: readonly PreparedEntry[] = entries
-  let returned: Message[]
-  try {
-    if (!entries.some((entry) => entry.dedup)) {
-      await writeMessages(core, entries, executor, transactional)
-      returned = entries.map((entry) => entry.message)
-    } else {
-      const fresh: PreparedEntry[] = []
-      returned = await executor.transaction(async (tx) => {
-        const messages: Message[] = []
-        for (const entry of entries) {
-          const original = entry.dedup
-            ? await claimDeduplicationKey(tx, core.statements, core.host, entry)
-            : undefined
-          if (!original) fresh.push(entry)
-          messages.push(original ?? entry.message)
-        }
-        if (fresh.length > 0) await writeMessages(core, fresh, tx, transactional)
-        return messages
-      })
-      published = fresh
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const { returned, published } = await writeEntries(core, entries, executor, transactional)
+      if (core.events.has('message:enqueued')) {
+        for (const entry of published)
+          core.events.emit('message:enqueued', { message: entry.message })
+      }
+      return returned
+    } catch (error) {
+      if (!transactional && attempt < RETRY_DELAYS_MS.length && isConnectionError(error)) {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]))
+        continue
+      }
+      const what =
+        entries.length === 1
+          ? `enqueue a message for ${entries[0]!.message.actor}`
+          : `enqueue ${entries.length} messages`
+      throw wrapError(error, what)
     }
-  } catch (error) {
-    throw wrapError(
-      error,
-      entries.length === 1
-        ? `enqueue a message for ${entries[0]!.message.actor}`
-        : `enqueue ${entries.length} messages`,
-    )
   }
-  if (core.events.has('message:enqueued')) {
-    for (const entry of published) core.events.emit('message:enqueued', { message: entry.message })
-  }
-  return returned
 }

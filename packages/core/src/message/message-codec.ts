@@ -18,7 +18,8 @@ function refuse(path: string, what: string, hint = ''): InvalidPayloadError {
  * Checks that `value` comes back from JSON (and PostgreSQL's jsonb) exactly
  * as it went in. Refused, with the path of the offending value: BigInt,
  * functions, symbols, `undefined` in arrays, non-finite numbers, Dates, Maps,
- * class instances, cycles, `\u0000` and unpaired surrogates in strings.
+ * class instances, cycles, `\u0000` and unpaired surrogates in strings and
+ * object keys.
  */
 function check(value: unknown, path: string, seen: Set<object>): void {
   switch (typeof value) {
@@ -62,6 +63,15 @@ function check(value: unknown, path: string, seen: Set<object>): void {
   }
   seen.add(object)
   for (const key of Object.keys(object)) {
+    // Keys go through jsonb too, which refuses the same characters as in values.
+    if (key.includes('\u0000'))
+      throw refuse(
+        pathOf(path, key),
+        'is a key that contains \\u0000',
+        'PostgreSQL jsonb refuses it',
+      )
+    if (!key.isWellFormed())
+      throw refuse(pathOf(path, key), 'is a key that contains an unpaired surrogate')
     const item = (object as Record<string, unknown>)[key]
     // An undefined property disappears in JSON, as it reads back: allowed.
     if (item !== undefined) check(item, pathOf(path, key), seen)

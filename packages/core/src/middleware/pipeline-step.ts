@@ -1,5 +1,5 @@
 import type { EncodedMessage } from '../message/message.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
 
 /** Message option holding a pipeline's remaining steps. */
 export const PIPELINE_OPTION = 'pipeline'
@@ -17,23 +17,26 @@ export interface PipelineState {
  */
 export function pipelineStep(): Middleware {
   return {
-    async process(event, next) {
-      const outcome = await next()
+    process(event, next) {
       const state = event.message.options[PIPELINE_OPTION] as PipelineState | undefined
-      if (outcome.kind !== 'success' || !state || state.steps.length === 0) return outcome
-      const [step, ...rest] = state.steps
-      const options: Record<string, unknown> = { ...step!.options }
-      if (rest.length > 0) options[PIPELINE_OPTION] = { id: state.id, steps: rest }
-      else delete options[PIPELINE_OPTION]
-      event.enqueueAfter(
-        event.messageFor(step!.actor, [...step!.args, outcome.result], {
-          id: step!.id,
-          queue: step!.queue,
-          priority: step!.priority,
-          options,
-        }),
-      )
-      return outcome
+      return state ? next().then((outcome) => continuePipeline(event, state, outcome)) : next()
     },
   }
+}
+
+function continuePipeline(event: ProcessEvent, state: PipelineState, outcome: Outcome): Outcome {
+  if (outcome.kind !== 'success' || state.steps.length === 0) return outcome
+  const [step, ...rest] = state.steps
+  const options: Record<string, unknown> = { ...step!.options }
+  if (rest.length > 0) options[PIPELINE_OPTION] = { id: state.id, steps: rest }
+  else delete options[PIPELINE_OPTION]
+  event.enqueueAfter(
+    event.messageFor(step!.actor, [...step!.args, outcome.result], {
+      id: step!.id,
+      queue: step!.queue,
+      priority: step!.priority,
+      options,
+    }),
+  )
+  return outcome
 }

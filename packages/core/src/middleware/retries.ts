@@ -1,5 +1,5 @@
 import { Retry } from '../errors.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
 import { computeBackoff } from './backoff.js'
 
 /**
@@ -11,33 +11,36 @@ import { computeBackoff } from './backoff.js'
  */
 export function retries(): Middleware {
   return {
-    async process(event, next) {
-      const outcome = await next()
-      if (outcome.kind !== 'failure' || outcome.final || outcome.retryDelayMs !== undefined)
-        return outcome
-      const options = event.actor.options
-      const error = outcome.error
-      if (options.throws.some((errorClass) => error instanceof errorClass))
-        return { ...outcome, final: true }
-      const retry = options.retryWhen
-        ? options.retryWhen(event.retries, error)
-        : event.retries < options.maxRetries
-      if (!retry) {
-        if (options.onRetryExhausted) {
-          event.enqueueAfter(
-            event.messageFor(options.onRetryExhausted, [
-              event.message.toJSON(),
-              { retries: event.retries, maxRetries: options.maxRetries },
-            ]),
-          )
-        }
-        return { ...outcome, exhausted: true }
-      }
-      const delayMs =
-        Retry.isInstance(error) && (error as Retry).delayMs !== undefined
-          ? (error as Retry).delayMs!
-          : computeBackoff(event.retries + 1, options)
-      return { ...outcome, retryDelayMs: delayMs }
+    process(event, next) {
+      return next().then((outcome) => decide(event, outcome))
     },
   }
+}
+
+function decide(event: ProcessEvent, outcome: Outcome): Outcome {
+  if (outcome.kind !== 'failure' || outcome.final || outcome.retryDelayMs !== undefined)
+    return outcome
+  const options = event.actor.options
+  const error = outcome.error
+  if (options.throws.some((errorClass) => error instanceof errorClass))
+    return { ...outcome, final: true }
+  const retry = options.retryWhen
+    ? options.retryWhen(event.retries, error)
+    : event.retries < options.maxRetries
+  if (!retry) {
+    if (options.onRetryExhausted) {
+      event.enqueueAfter(
+        event.messageFor(options.onRetryExhausted, [
+          event.message.toJSON(),
+          { retries: event.retries, maxRetries: options.maxRetries },
+        ]),
+      )
+    }
+    return { ...outcome, exhausted: true }
+  }
+  const delayMs =
+    Retry.isInstance(error) && (error as Retry).delayMs !== undefined
+      ? (error as Retry).delayMs!
+      : computeBackoff(event.retries + 1, options)
+  return { ...outcome, retryDelayMs: delayMs }
 }

@@ -26,8 +26,9 @@ update ${ns.table('messages')} m
    set state = 'consumed', worker_id = $3, started_at = now(), updated_at = now(), attempts = m.attempts + 1
   from next
  where m.id = next.id
-returning m.id, m.queue, m.actor, m.args, m.options, m.priority, m.retries, m.attempts, m.eta,
-          m.enqueued_at, (extract(epoch from now() - m.enqueued_at) * 1000)::float8 as age_ms`
+returning m.id, m.queue, m.actor, m.args, m.options, m.priority, m.retries,
+          (extract(epoch from m.eta) * 1000)::float8 as eta_ms,
+          (extract(epoch from now() - m.enqueued_at) * 1000)::float8 as age_ms`
 }
 
 /**

@@ -7,13 +7,13 @@ export interface Delivery {
   readonly options: Record<string, unknown>
   readonly priority: number
   readonly retries: number
-  readonly attempts: number
-  readonly eta: Date
-  readonly enqueued_at: Date
+  /** The eta, in epoch ms. */
+  readonly eta_ms: number
+  /** Milliseconds since the first enqueue, by PostgreSQL's clock. */
   readonly age_ms: number
 }
 
 /** @internal Priority, then eta: the order handlers start in. */
 export function compareDeliveries(a: Delivery, b: Delivery): number {
-  return a.priority - b.priority || a.eta.getTime() - b.eta.getTime()
+  return a.priority - b.priority || a.eta_ms - b.eta_ms
 }

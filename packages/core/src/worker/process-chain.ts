@@ -5,10 +5,30 @@ import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
 /** @internal Runs one message through an actor's middleware to its handler. */
 export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
 
-/** @internal Where the handler's promise goes, so the worker keeps its slot until the handler really ends. */
-export const handlerSettled = new WeakMap<ProcessEvent, Promise<unknown>>()
+interface Invocation {
+  /** The handler's own promise: the worker keeps the slot until it ends. */
+  readonly handler: Promise<unknown>
+  /** Ends the attempt now with a failure (the time limit), whatever the handler does. */
+  readonly expire: (error: unknown) => void
+}
 
-async function invoke(event: ProcessEvent): Promise<Outcome> {
+const invocations = new WeakMap<ProcessEvent, Invocation>()
+
+/** @internal The handler promise of an event, once its handler was called. */
+export function handlerOf(event: ProcessEvent): Promise<unknown> | undefined {
+  return invocations.get(event)?.handler
+}
+
+/**
+ * @internal Fails the attempt of `event` at once with `error`, and aborts its
+ * signal. Does nothing once the handler has finished.
+ */
+export function expire(event: ProcessEvent, error: unknown): void {
+  event.abort(error)
+  invocations.get(event)?.expire(error)
+}
+
+function invoke(event: ProcessEvent): Promise<Outcome> {
   const context: ActorContext = {
     message: event.message,
     attempt: event.attempt,
@@ -17,20 +37,22 @@ async function invoke(event: ProcessEvent): Promise<Outcome> {
       return event.signal
     },
   }
-  let running: Promise<unknown>
+  let handler: Promise<unknown>
   try {
-    running = Promise.resolve(
+    handler = Promise.resolve(
       (event.actor.handler as (...args: unknown[]) => unknown)(...event.message.args, context),
     )
   } catch (error) {
-    return { kind: 'failure', error }
+    return Promise.resolve({ kind: 'failure', error })
   }
-  handlerSettled.set(event, running)
-  try {
-    return { kind: 'success', result: await running }
-  } catch (error) {
-    return { kind: 'failure', error }
-  }
+  // One promise settles the attempt: the handler's result, or expire() first.
+  return new Promise<Outcome>((resolve) => {
+    invocations.set(event, { handler, expire: (error) => resolve({ kind: 'failure', error }) })
+    handler.then(
+      (result) => resolve({ kind: 'success', result }),
+      (error: unknown) => resolve({ kind: 'failure', error }),
+    )
+  })
 }
 
 /**

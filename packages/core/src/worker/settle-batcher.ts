@@ -124,7 +124,7 @@ export class SettleBatcher {
       }
     }
     this.#pending.unshift(...batch)
-    this.#backoffMs = Math.min(5_000, Math.max(50, this.#backoffMs * 2))
+    this.#backoffMs = Math.min(2_000, Math.max(50, this.#backoffMs * 2))
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined
       this.#schedule()

@@ -9,6 +9,7 @@ import { prepareEntry } from '../enqueue/prepared-entry.js'
 import {
   InvalidOptionError,
   InvalidPayloadError,
+  TimeLimitExceeded,
   UnknownActorError,
   WorkerShutdown,
 } from '../errors.js'
@@ -18,7 +19,7 @@ import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
 import { compareDeliveries, type Delivery } from './delivery.js'
 import { Liveness } from './liveness.js'
 import { Prefetch } from './prefetch.js'
-import { handlerSettled, type ProcessChain, processChain } from './process-chain.js'
+import { handlerOf, type ProcessChain, processChain } from './process-chain.js'
 import type { SettleEntry } from './settle.js'
 import { SettleBatcher } from './settle-batcher.js'
 import {
@@ -49,7 +50,7 @@ interface Run {
   abandoned: boolean
 }
 
-const MAX_ERROR_BACKOFF_MS = 5_000
+const MAX_ERROR_BACKOFF_MS = 2_000
 
 /**
  * Runs actors: claims messages of its queues in batches sized to its free
@@ -323,7 +324,6 @@ export class Worker {
       delivery.args,
       delivery.priority,
       delivery.options,
-      delivery.eta,
     )
     const followUps: PreparedEntry[] = []
     let controller: AbortController | undefined
@@ -392,8 +392,18 @@ export class Worker {
     this.#emitOutcome(event, outcome, durationMs)
     // Keep the slot until the handler really ends (a time limit fails the
     // attempt first), so no more than `concurrency` handlers ever run.
-    const handler = handlerSettled.get(event)
-    if (handler) await handler.catch(() => {})
+    const handler = handlerOf(event)
+    if (handler && outcome.kind === 'failure' && TimeLimitExceeded.isInstance(outcome.error)) {
+      void handler.then(
+        () => this.#freeSlot(run),
+        () => this.#freeSlot(run),
+      )
+    } else {
+      this.#freeSlot(run)
+    }
+  }
+
+  #freeSlot(run: Run): void {
     this.#running.delete(run.delivery.id)
     this.#prefetch.completed()
     if (this.#running.size === 0) this.#drained?.()

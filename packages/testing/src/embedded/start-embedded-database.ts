@@ -95,15 +95,31 @@ export async function startEmbeddedDatabase(log: (message: string) => void): Pro
     )
   }
 
-  const pid = await postmasterPid(dataDir)
-  const forget = pid === undefined ? () => {} : shutDownOnExit(pid)
+  let pid = await postmasterPid(dataDir)
+  let forget = pid === undefined ? () => {} : shutDownOnExit(pid)
   log(`mode embedded: PostgreSQL is listening on 127.0.0.1:${port} (data directory ${dataDir})`)
 
   let stopping: Promise<void> | undefined
-  const running = server
+  let running = server
   return {
     url: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`,
     mode: 'embedded',
+    restart: async (downMs = 0) => {
+      if (stopping) throw new TestDatabaseError('cannot restart a stopped embedded PostgreSQL')
+      // A fast shutdown (SIGINT) keeps the data directory, as a real restart does.
+      if (pid !== undefined) {
+        process.kill(pid, 'SIGINT')
+        const deadline = Date.now() + stopTimeoutMs
+        while (isProcessAlive(pid) && Date.now() < deadline) await sleep(20)
+        await killPostmaster(pid)
+      }
+      forget()
+      if (downMs > 0) await sleep(downMs)
+      running = create(port)
+      await withTimeout(running.start(), startTimeoutMs, 'restart')
+      pid = await postmasterPid(dataDir)
+      forget = pid === undefined ? () => {} : shutDownOnExit(pid)
+    },
     stop: () => {
       stopping ??= (async () => {
         await stopServer(running, pid)

@@ -41,8 +41,10 @@ export { DEFAULT_MAX_PAYLOAD_BYTES } from './message/message-codec.js'
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'
+export type { CancellationStatus, CancelOptions, CancelResult } from './ops/cancel.js'
 export { type JoinOptions, JoinTimeoutError } from './ops/join.js'
 export type { FlushOptions, PurgeOptions, PurgeResult, RecoverOptions } from './ops/maintenance.js'
+export type { PauseOptions, PauseResult } from './ops/pause.js'
 export type {
   IddqueuePlugin,
   PluginContext,

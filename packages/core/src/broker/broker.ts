@@ -27,6 +27,13 @@ import { Message, type MessageHost, type ResultOptions } from '../message/messag
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
 import { uuid7 } from '../message/uuid7.js'
 import { defaultMiddleware } from '../middleware/default-middleware.js'
+import {
+  type CancellationStatus,
+  type CancelOptions,
+  type CancelResult,
+  cancel,
+  cancellationStatus,
+} from '../ops/cancel.js'
 import { type JoinOptions, join } from '../ops/join.js'
 import {
   type FlushOptions,
@@ -37,6 +44,7 @@ import {
   type RecoverOptions,
   recover,
 } from '../ops/maintenance.js'
+import { type PauseOptions, type PauseResult, pause, pausedQueues, resume } from '../ops/pause.js'
 import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
 import type { Middleware } from '../plugin/middleware.js'
 import { statements } from '../sql/statements.js'
@@ -367,6 +375,84 @@ export class Broker {
   join(options: JoinOptions = {}): Promise<void> {
     this.#core.assertOpen()
     return join(this.#core, options)
+  }
+
+  /**
+   * Pauses a queue, persistently (it stays paused across restarts until
+   * resumed). Producers keep sending; workers start nothing more from it and
+   * hand back the messages they prefetched, eta and retry budget intact;
+   * handlers already running finish. Resolves once every live worker of the
+   * queue has confirmed (or after `timeoutMs`), so nothing starts after it.
+   *
+   * @example
+   * await broker.pause('emails')
+   * // ... maintenance of the mail server ...
+   * await broker.resume('emails')
+   */
+  pause(queue: string, options: PauseOptions = {}): Promise<PauseResult> {
+    this.#core.assertOpen()
+    return pause(this.#core, queue, options)
+  }
+
+  /**
+   * Resumes a paused queue and wakes its workers at once. Resuming a queue
+   * that is not paused does nothing.
+   *
+   * @example
+   * await broker.resume('emails')
+   */
+  resume(queue: string): Promise<void> {
+    this.#core.assertOpen()
+    return resume(this.#core, queue)
+  }
+
+  /**
+   * True when the queue is paused.
+   *
+   * @example
+   * if (await broker.isPaused('emails')) console.log('emails are on hold')
+   */
+  async isPaused(queue: string): Promise<boolean> {
+    this.#core.assertOpen()
+    return (await pausedQueues(this.#core, [queue])).length > 0
+  }
+
+  /**
+   * Every paused queue of the namespace.
+   *
+   * @example
+   * console.log(await broker.pausedQueues()) // ['emails']
+   */
+  pausedQueues(): Promise<string[]> {
+    this.#core.assertOpen()
+    return pausedQueues(this.#core)
+  }
+
+  /**
+   * Cancels a message. A queued, delayed or prefetched message never runs
+   * (`cancelled`); a running one gets its handler's signal aborted with
+   * `MessageCancelled` (`requested`: a cooperative handler may still return
+   * normally); a finished one is left alone (`terminal`). Nothing revives a
+   * cancelled message: no retry, recovery or re-send of its id. Calling it
+   * again is harmless.
+   *
+   * @example
+   * const { status } = await broker.cancel(message.id)
+   */
+  cancel(id: string, options: CancelOptions = {}): Promise<CancelResult> {
+    this.#core.assertOpen()
+    return cancel(this.#core, id, options)
+  }
+
+  /**
+   * A message's state and whether its cancellation was requested.
+   *
+   * @example
+   * const { state, requested } = await broker.cancellationStatus(message.id)
+   */
+  cancellationStatus(id: string): Promise<CancellationStatus> {
+    this.#core.assertOpen()
+    return cancellationStatus(this.#core, id)
   }
 
   /**

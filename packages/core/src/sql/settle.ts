@@ -38,3 +38,20 @@ export function settleSql(ns: Namespace): string {
  where m.id = s.id and m.state = 'consumed' and m.worker_id = $6
 returning m.id, m.state, m.queue`
 }
+
+/**
+ * A worker drops a claimed message it never started because its
+ * cancellation was requested, and answers the canceller on the control
+ * channel; result waiters are woken too.
+ *
+ * Parameters: ids, worker id, control channel, answers (one per id), result channel.
+ */
+export function dropCancelledSql(ns: Namespace): string {
+  return `with dropped as (
+  update ${ns.table('messages')} m set state = 'cancelled', updated_at = now()
+    from unnest($1::uuid[], $4::text[]) as d(id, answer)
+   where m.id = d.id and m.state = 'consumed' and m.worker_id = $2
+  returning m.id, d.answer
+)
+select pg_notify($3, answer), pg_notify($5, id::text) from dropped`
+}

@@ -4,7 +4,7 @@ import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-dedup
 import { insertMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
-import { ackSql, settleSql } from './settle.js'
+import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
 /** @internal Every hot-path statement for one namespace, built once per broker. */
@@ -20,6 +20,9 @@ export interface Statements {
   readonly nextEtaMany: string
   readonly ack: string
   readonly settle: string
+  readonly dropCancelled: string
+  readonly resultChannel: string
+  readonly cancelRequested: string
   readonly registerWorker: string
   readonly heartbeat: string
   readonly deregisterWorker: string
@@ -44,6 +47,9 @@ export function statements(ns: Namespace): Statements {
     nextEtaMany: nextEtaSql(ns, 2),
     ack: ackSql(ns),
     settle: settleSql(ns),
+    dropCancelled: dropCancelledSql(ns),
+    resultChannel: ns.channel('result'),
+    cancelRequested: `select id from ${ns.table('messages')} where id = any($1::uuid[]) and cancel_requested`,
     registerWorker: registerWorkerSql(ns),
     heartbeat: heartbeatSql(ns),
     deregisterWorker: deregisterWorkerSql(ns),

@@ -24,6 +24,8 @@ export class Liveness {
     private readonly queues: readonly string[],
     private readonly options: ResolvedWorkerOptions,
     private readonly onError: (error: unknown) => void,
+    /** Runs on every tick: the worker re-reads pause and cancellation state it may have missed. */
+    private readonly onTick: () => Promise<void>,
   ) {
     // Spread first purges over the interval so workers started together do not all try at once.
     const interval =
@@ -68,6 +70,7 @@ export class Liveness {
         )
         await this.register()
       }
+      await this.onTick()
       const orphans = ++this.#ticks % ORPHAN_SWEEP_EVERY === 0
       const recovered = await recover(this.core, {
         staleAfterMs: this.options.staleAfterMs,

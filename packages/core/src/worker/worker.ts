@@ -9,12 +9,15 @@ import { prepareEntry } from '../enqueue/prepared-entry.js'
 import {
   InvalidOptionError,
   InvalidPayloadError,
+  MessageCancelled,
   TimeLimitExceeded,
   UnknownActorError,
   WorkerShutdown,
 } from '../errors.js'
 import { Message } from '../message/message.js'
 import { uuid7 } from '../message/uuid7.js'
+import { type ControlMessage, formatControl, onControl, sendControl } from '../ops/control.js'
+import { pausedQueues } from '../ops/pause.js'
 import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
 import { compareDeliveries, type Delivery } from './delivery.js'
 import { Liveness } from './liveness.js'
@@ -48,7 +51,12 @@ interface Run {
   readonly delivery: Delivery
   /** Set when a graceful stop gave up waiting: the outcome is no longer recorded. */
   abandoned: boolean
+  /** Set when the message was cancelled while running: a failure then ends as cancelled, never retried. */
+  cancelled: boolean
 }
+
+/** How long a cancellation for a message not seen yet (a claim in flight) is remembered. */
+const PENDING_CANCEL_MS = 10_000
 
 const MAX_ERROR_BACKOFF_MS = 2_000
 
@@ -92,6 +100,10 @@ export class Worker {
   #drained: (() => void) | undefined
   #succeeded = 0
   #failed = 0
+  /** Queues paused while this worker runs: their buffered messages go back, none starts. */
+  readonly #paused = new Set<string>()
+  /** Cancellations that arrived while a claim was in flight, by message id. */
+  readonly #pendingCancels = new Map<string, number>()
 
   /** @internal Use `broker.worker()`. */
   constructor(core: BrokerContext, options: WorkerOptions, onStopped: () => void) {
@@ -150,8 +162,13 @@ export class Worker {
     this.#claimSql = one ? this.#core.statements.claimOne : this.#core.statements.claimMany
     this.#nextEtaSql = one ? this.#core.statements.nextEtaOne : this.#core.statements.nextEtaMany
     this.#queueParam = one ? queues[0]! : queues
-    const liveness = new Liveness(this.#core, this.id, queues, this.#options, (error) =>
-      this.#reportError(error, 'heartbeat'),
+    const liveness = new Liveness(
+      this.#core,
+      this.id,
+      queues,
+      this.#options,
+      (error) => this.#reportError(error, 'heartbeat'),
+      () => this.#refresh(),
     )
     try {
       await liveness.register()
@@ -160,7 +177,9 @@ export class Worker {
         await this.#core.listener.subscribe(this.#core.statements.wakeChannel, (queue) => {
           if (this.#queueSet.has(queue)) this.#wake()
         }),
+        await onControl(this.#core, (message) => this.#onControl(message)),
       )
+      for (const queue of await pausedQueues(this.#core, queues)) this.#paused.add(queue)
     } catch (error) {
       throw wrapError(error, 'start a worker')
     }
@@ -258,7 +277,8 @@ export class Worker {
       return
     }
     if (rows.length > 0) {
-      this.#buffer.push(...rows)
+      const runnable = this.#screen(rows)
+      this.#buffer.push(...runnable)
       this.#buffer.sort(compareDeliveries)
     }
     // Fewer than asked: nothing more is ready. Sleep, unless a wake-up came
@@ -354,7 +374,7 @@ export class Worker {
       },
       messageFor: (reference, args, options) => this.#messageFor(reference, args, options),
     }
-    const run: Run = { event, delivery, abandoned: false }
+    const run: Run = { event, delivery, abandoned: false, cancelled: false }
     this.#running.set(delivery.id, run)
     if (core.events.has('message:started')) {
       core.events.emit('message:started', { message, attempt: event.attempt, workerId: this.id })
@@ -379,13 +399,11 @@ export class Worker {
     void outcome.then((result) => this.#finish(run, result, followUps, performance.now() - started))
   }
 
-  async #finish(
-    run: Run,
-    outcome: Outcome,
-    followUps: PreparedEntry[],
-    durationMs: number,
-  ): Promise<void> {
+  #finish(run: Run, result: Outcome, followUps: PreparedEntry[], durationMs: number): void {
     const { event } = run
+    // A cancelled message is never retried: a failure after the request ends it.
+    const outcome: Outcome =
+      run.cancelled && result.kind === 'failure' ? { kind: 'cancelled' } : result
     if (!run.abandoned) {
       this.#settler.add({ message: event.message, outcome, attempt: event.attempt, followUps })
     }
@@ -486,6 +504,121 @@ export class Worker {
     }
     if (soonest < Number.POSITIVE_INFINITY && this.#idle)
       this.#armIdleTimer(Math.max(soonest, 1), this.#wakeSeq)
+  }
+
+  #onControl(message: ControlMessage): void {
+    if (this.#state !== 'running') return
+    switch (message.kind) {
+      case 'pause':
+        if (!this.#queueSet.has(message.queue)) return
+        this.#pauseQueue(message.queue)
+        void sendControl(this.#core, {
+          kind: 'paused',
+          workerId: this.id,
+          queue: message.queue,
+        }).catch((error: unknown) => this.#reportError(error, 'confirm a pause'))
+        return
+      case 'resume':
+        if (this.#paused.delete(message.queue)) this.#wake()
+        return
+      case 'cancel':
+        this.#cancel(message.messageId)
+        return
+      default:
+        return
+    }
+  }
+
+  /** Stops starting messages of `queue` and hands back the buffered ones. */
+  #pauseQueue(queue: string): void {
+    this.#paused.add(queue)
+    const kept: Delivery[] = []
+    const released: Delivery[] = []
+    for (const delivery of this.#buffer) (delivery.queue === queue ? released : kept).push(delivery)
+    this.#buffer = kept
+    this.#release(released)
+  }
+
+  #cancel(id: string): void {
+    const run = this.#running.get(id)
+    if (run) {
+      run.cancelled = true
+      run.event.abort(new MessageCancelled(`Message ${id} was cancelled while running`))
+      void sendControl(this.#core, { kind: 'cancelled', messageId: id, running: true }).catch(
+        (error: unknown) => this.#reportError(error, 'answer a cancellation'),
+      )
+      return
+    }
+    const index = this.#buffer.findIndex((delivery) => delivery.id === id)
+    if (index >= 0) {
+      this.#buffer.splice(index, 1)
+      void this.#dropCancelled([id])
+    } else if (this.#claiming) {
+      this.#pendingCancels.set(id, Date.now() + PENDING_CANCEL_MS)
+    }
+  }
+
+  /** Marks never-started messages cancelled and answers their cancellers. */
+  async #dropCancelled(ids: readonly string[]): Promise<void> {
+    const { statements } = this.#core
+    const answers = ids.map((id) =>
+      formatControl({ kind: 'cancelled', messageId: id, running: false }),
+    )
+    try {
+      await this.#core.executor.query(statements.dropCancelled, [
+        ids,
+        this.id,
+        statements.controlChannel,
+        answers,
+        statements.resultChannel,
+      ])
+    } catch (error) {
+      // Still consumed: crash recovery or the next heartbeat turns it into cancelled.
+      this.#reportError(error, 'drop cancelled messages')
+    }
+  }
+
+  /** Claimed rows that may start: a paused queue's go back, cancelled ones are dropped. */
+  #screen(rows: Delivery[]): Delivery[] {
+    if (this.#paused.size === 0 && this.#pendingCancels.size === 0) return rows
+    const now = Date.now()
+    for (const [id, until] of this.#pendingCancels) if (until < now) this.#pendingCancels.delete(id)
+    const runnable: Delivery[] = []
+    const released: Delivery[] = []
+    const cancelled: string[] = []
+    for (const row of rows) {
+      if (this.#pendingCancels.delete(row.id)) cancelled.push(row.id)
+      else if (this.#paused.has(row.queue)) released.push(row)
+      else runnable.push(row)
+    }
+    this.#release(released)
+    if (cancelled.length > 0) void this.#dropCancelled(cancelled)
+    return runnable
+  }
+
+  /**
+   * On each heartbeat: re-reads which queues are paused and which buffered
+   * messages were cancelled, in case a notification was missed (or in
+   * poll-only mode, where there are none).
+   */
+  async #refresh(): Promise<void> {
+    if (this.#state !== 'running') return
+    const paused = new Set(await pausedQueues(this.#core, this.#queues))
+    for (const queue of paused) if (!this.#paused.has(queue)) this.#pauseQueue(queue)
+    let resumed = false
+    for (const queue of this.#paused) {
+      if (!paused.has(queue)) {
+        this.#paused.delete(queue)
+        resumed = true
+      }
+    }
+    if (resumed) this.#wake()
+    if (this.#buffer.length === 0) return
+    const rows = await this.#core.executor.query<{ id: string }>(
+      this.#core.statements.cancelRequested,
+      [this.#buffer.map((delivery) => delivery.id)],
+    )
+    for (const { id } of rows) this.#cancel(id)
   }
 
   #reportError(error: unknown, doing: string): void {

@@ -1,1 +1,3 @@
-export {}
+export { type CliIo, EXIT, processIo } from './cli-io.js'
+export type { GlobalOptions } from './global-options.js'
+export { main } from './main.js'

@@ -1,0 +1,78 @@
+import { useTestDatabase } from '@iddqueue/testing/vitest'
+import postgres from 'postgres'
+import { describe, expect, it } from 'vitest'
+import { type CliIo, main } from '../src/index.js'
+
+const database = useTestDatabase()
+
+function capture(env: Record<string, string | undefined> = {}) {
+  const io = { stdout: '', stderr: '' }
+  const cli: CliIo = {
+    out: (text) => {
+      io.stdout += text
+    },
+    err: (text) => {
+      io.stderr += text
+    },
+    env,
+  }
+  return { io, cli }
+}
+
+describe('iddqueue CLI', () => {
+  it('prints the init SQL for a namespace without a database', async () => {
+    const { io, cli } = capture()
+    expect(await main(['--schema', 'jobs', '--prefix', 'app_', 'sql', 'init'], cli)).toBe(0)
+    expect(io.stdout).toContain('create table "jobs"."app_messages"')
+  })
+
+  it('migrates, reports nothing to do the second time, and checks for drift', async () => {
+    const { io, cli } = capture({ DATABASE_URL: database.url })
+    expect(await main(['--schema', 'cli_jobs', 'migrate'], cli)).toBe(0)
+    expect(JSON.parse(io.stdout).applied).toEqual([
+      { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
+    ])
+    const again = capture({ DATABASE_URL: database.url })
+    expect(await main(['--schema', 'cli_jobs', 'migrate'], again.cli)).toBe(0)
+    expect(JSON.parse(again.io.stdout)).toEqual({ applied: [] })
+    const check = capture()
+    expect(await main(['--url', database.url, '--schema', 'cli_jobs', 'check'], check.cli)).toBe(0)
+    expect(JSON.parse(check.io.stdout)).toEqual({ ok: true, differences: [] })
+    const sql = postgres(database.url, { max: 1 })
+    await sql`alter table cli_jobs.workers drop column host`
+    await sql.end()
+    const drift = capture()
+    expect(await main(['--url', database.url, '--schema', 'cli_jobs', 'check'], drift.cli)).toBe(1)
+    expect(JSON.parse(drift.io.stdout).differences).toEqual([
+      '- workers: column host text not null',
+    ])
+    const upgrade = capture()
+    expect(
+      await main(['--url', database.url, '--schema', 'cli_jobs', 'sql', 'upgrade'], upgrade.cli),
+    ).toBe(0)
+    expect(upgrade.io.stdout).not.toContain('@iddqueue/core #1')
+  })
+
+  it('exits 2 on bad usage and hostile names, naming the problem', async () => {
+    const cases: [string[], string][] = [
+      [[], 'usage: iddqueue'],
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['--nope', 'migrate'], "Unknown option '--nope'"],
+      [['migrate'], 'no database; pass --url or set DATABASE_URL'],
+      [['sql', 'drop'], 'expected "init" or "upgrade", got "drop"'],
+      [['--schema', 'x"; drop table y; --', 'sql', 'init'], 'Invalid schema name'],
+    ]
+    for (const [argv, text] of cases) {
+      const { io, cli } = capture()
+      expect(await main(argv, cli), argv.join(' ')).toBe(2)
+      expect(io.stderr).toContain(text)
+      expect(io.stdout).toBe('')
+    }
+  })
+
+  it('exits 1 when the database is unreachable', async () => {
+    const { io, cli } = capture()
+    expect(await main(['--url', 'postgres://root@127.0.0.1:1/none', 'migrate'], cli)).toBe(1)
+    expect(io.stderr).toContain('iddqueue migrate:')
+  })
+})

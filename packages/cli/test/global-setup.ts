@@ -1,0 +1,3 @@
+import { createGlobalSetup } from '@iddqueue/testing/vitest'
+
+export default createGlobalSetup()

@@ -3,14 +3,8 @@ import { Kysely } from 'kysely'
 import { PostgresJSDialect } from 'kysely-postgres-js'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createQueryBuilder,
-  type IddqueueDatabase,
-  migrate,
-  NamespacePlugin,
-  namespace,
-  toExecutor,
-} from '../src/index.js'
+import { type IddqueueDatabase, migrate, namespace, toExecutor } from '../src/index.js'
+import { createQueryBuilder, NamespacePlugin } from '../src/kysely.js'
 
 const database = useTestDatabase()
 let sql: postgres.Sql

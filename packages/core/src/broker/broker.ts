@@ -1,6 +1,5 @@
 import {
   coreMigrations,
-  createQueryBuilder,
   IddqueueError,
   InvalidOptionError,
   type MigrateResult,
@@ -9,11 +8,16 @@ import {
   type Namespace,
   toNamespace,
 } from '@iddqueue/schema'
+import { createQueryBuilder } from '@iddqueue/schema/kysely'
 import { type Actor, createActor } from '../actor/actor.js'
 import type { Handler } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import { type ActorOptions, resolveActorOptions } from '../actor/actor-options.js'
 import { assertName } from '../actor/names.js'
+import { completedCount } from '../composition/completed-count.js'
+import { Group } from '../composition/group.js'
+import { type LastResult, Pipeline } from '../composition/pipeline.js'
+import type { CompositionHost } from '../composition/run-options.js'
 import { enqueueEntries } from '../enqueue/enqueue.js'
 import {
   type EnqueueEntry,
@@ -34,6 +38,16 @@ import {
   cancel,
   cancellationStatus,
 } from '../ops/cancel.js'
+import {
+  type FailedMessage,
+  type ListFailedOptions,
+  type ListFailedResult,
+  listFailed,
+  type RetryFailedResult,
+  retryFailed,
+  type ShowFailedOptions,
+  showFailed,
+} from '../ops/failed.js'
 import { type JoinOptions, join } from '../ops/join.js'
 import {
   type FlushOptions,
@@ -453,6 +467,96 @@ export class Broker {
   cancellationStatus(id: string): Promise<CancellationStatus> {
     this.#core.assertOpen()
     return cancellationStatus(this.#core, id)
+  }
+
+  /**
+   * Lists rejected messages, in UUID order, a page at a time: pass a page's
+   * `nextAfter` as `after` (with the same filters) for the next one. Pages
+   * hold 50 messages by default, at most 1,000. Items carry the failure
+   * (type, text, time, attempt) but no arguments, options or stack. A
+   * message rejected during a scan may sort before the cursor: a fresh scan
+   * finds it.
+   *
+   * @example
+   * let after: string | undefined
+   * do {
+   *   const page = await broker.listFailed({ queue: 'emails', after })
+   *   for (const item of page.items) console.log(item.id, item.failure?.type)
+   *   after = page.nextAfter ?? undefined
+   * } while (after)
+   */
+  listFailed(options: ListFailedOptions = {}): Promise<ListFailedResult> {
+    this.#core.assertOpen()
+    return listFailed(this.#core, options)
+  }
+
+  /**
+   * One rejected message, or undefined when it is missing or not rejected.
+   * Its arguments, options and stack trace are included only with
+   * `{ payload: true }`, as they may hold application data.
+   *
+   * @example
+   * const failed = await broker.showFailed(id, { payload: true })
+   * if (failed) console.log(failed.failure?.stack, failed.args)
+   */
+  showFailed(id: string, options: ShowFailedOptions = {}): Promise<FailedMessage | undefined> {
+    this.#core.assertOpen()
+    return showFailed(this.#core, id, options)
+  }
+
+  /**
+   * Puts a rejected message back in its queue now, atomically: same id,
+   * actor, arguments, options and priority; retries, failure and eta reset.
+   * Plugins clear what they kept of the old run (the results plugin, the old
+   * result) in the same transaction. Concurrent calls have one winner.
+   * `busy` means a worker is still recording the rejection: try again.
+   * Retrying does not undo side effects of the failed attempts.
+   *
+   * @example
+   * const { status } = await broker.retryFailed(id) // 'retried' | 'missing' | 'not-rejected' | 'busy'
+   */
+  retryFailed(id: string): Promise<RetryFailedResult> {
+    this.#core.assertOpen()
+    return retryFailed(this.#core, id)
+  }
+
+  /**
+   * Chains messages: each step runs after the previous one succeeded, with
+   * its result appended to the step's arguments. `run()` sends the first
+   * step; a step that fails for good stops the pipeline. From 1 to 1,000
+   * steps.
+   *
+   * @example
+   * const pipeline = await broker.pipeline([add.message(1, 2), multiply.message(10)]).run()
+   * // add(1, 2) = 3, then multiply(10, 3)
+   * const product = await pipeline.result() // 30, with @iddqueue/results
+   */
+  pipeline<const M extends readonly Message[]>(messages: M): Pipeline<LastResult<M>> {
+    return new Pipeline<LastResult<M>>(this.#compositionHost(), messages)
+  }
+
+  /**
+   * Groups messages that run independently: `run()` sends them all
+   * atomically, `results()` returns their results in submission order, and
+   * `completedCount()` counts the finished ones. Up to 1,000 messages.
+   *
+   * @example
+   * const group = await broker.group([add.message(1, 2), add.message(3, 4)]).run()
+   * const [a, b] = await group.results() // [3, 7], with @iddqueue/results
+   */
+  group<const M extends readonly Message[]>(messages: M): Group<M> {
+    return new Group<M>(this.#compositionHost(), messages)
+  }
+
+  #compositionHost(): CompositionHost {
+    return {
+      enqueue: (message, options) => this.enqueue(message, options),
+      enqueueMany: (entries, options) => this.enqueueMany(entries, options),
+      countDone: (ids) => {
+        this.#core.assertOpen()
+        return completedCount(this.#core, ids)
+      },
+    }
   }
 
   /**

@@ -13,7 +13,6 @@ export function purgeMessagesSql(ns: Namespace): string {
   select id from ${messages}
    where state in ('done', 'rejected', 'cancelled') and updated_at < now() - $1 * interval '1 millisecond'
    limit $2
-)
 ), deleted as (
   delete from ${messages} m using doomed where m.id = doomed.id returning 1
 )

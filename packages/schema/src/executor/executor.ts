@@ -43,5 +43,5 @@ export interface KyselyLike {
   }): Promise<{ rows: unknown[] }>
   transaction(): { execute<T>(fn: (trx: KyselyLike) => Promise<T>): Promise<T> }
   readonly isTransaction: boolean
-  getExecutor?: unknown
+  withoutPlugins?(): KyselyLike
 }

@@ -589,6 +589,7 @@ export class Broker {
   }
 
   #ready(): Promise<void> {
+    // A setup that failed is tried again by the next operation instead of failing them all.
     this.#setup ??= (async () => {
       for (const plugin of this.#core.plugins) {
         const teardown = await plugin.setup?.({
@@ -603,7 +604,13 @@ export class Broker {
         })
         if (teardown) this.#teardowns.push(teardown)
       }
-    })()
+    })().catch(async (error: unknown) => {
+      // Undo the plugins that did set up, so the retry starts clean.
+      for (const teardown of this.#teardowns.splice(0).reverse())
+        await Promise.resolve(teardown()).catch(() => {})
+      this.#setup = undefined
+      throw error
+    })
     return this.#setup
   }
 

@@ -1,14 +1,15 @@
+import { IddqueueError } from '../errors.js'
 import type { Middleware } from '../plugin/middleware.js'
-
-function describeError(error: unknown): { type: string; message: string } {
-  if (error instanceof Error) return { type: error.name, message: error.message.slice(0, 2000) }
-  return { type: typeof error, message: String(error).slice(0, 2000) }
-}
+import { describeError } from '../worker/failure-record.js'
 
 /**
  * @internal Sends `(message, result)` to the actor's `onSuccess` after a
  * success, and `(message, { type, message })` to `onFailure` after every
  * failed attempt, retried or not, in the same transaction as the outcome.
+ * The failure is described as the stored failure record is (sanitised type
+ * and text), so an error text jsonb would refuse cannot fail the attempt.
+ * A result that cannot be sent (not JSON, too large) rejects the message,
+ * with an error that says so.
  */
 export function callbacks(): Middleware {
   return {
@@ -18,7 +19,22 @@ export function callbacks(): Middleware {
       const outcome = await next()
       const { onSuccess, onFailure } = event.actor.options
       if (outcome.kind === 'success' && onSuccess) {
-        event.enqueueAfter(event.messageFor(onSuccess, [event.message.toJSON(), outcome.result]))
+        const callback = event.messageFor(onSuccess, [event.message.toJSON(), outcome.result])
+        try {
+          event.enqueueAfter(callback)
+        } catch (error) {
+          if (!IddqueueError.isInstance(error)) throw error
+          // The codec names the path in the callback's arguments (args[1]);
+          // say that it is the handler's result.
+          const Class = (error as Error).constructor as new (
+            message: string,
+            options: { cause: unknown },
+          ) => Error
+          throw new Class(
+            `The result of actor ${event.actor.name} cannot be sent to its onSuccess actor ${callback.actor} (as args[1]): ${(error as Error).message}`,
+            { cause: error },
+          )
+        }
       } else if (outcome.kind === 'failure' && onFailure) {
         event.enqueueAfter(
           event.messageFor(onFailure, [event.message.toJSON(), describeError(outcome.error)]),

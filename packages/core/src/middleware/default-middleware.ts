@@ -9,7 +9,10 @@ import { timeLimit } from './time-limit.js'
 /**
  * @internal Core's own middleware, outermost first: current message, age
  * limit (skips before anything runs), callbacks (see the final decision),
- * retries, pipeline steps, time limit (closest to the handler).
+ * retries, pipeline steps, time limit. Plugins' middleware runs inside these
+ * (closer to the handler), so a plugin sees each attempt's raw outcome and
+ * its time counts toward the time limit; final decisions reach plugins
+ * through the settle hook.
  */
 export function defaultMiddleware(options: { currentMessage: boolean }): Middleware[] {
   return [

@@ -10,12 +10,18 @@ function clean(text: string): string {
 }
 
 /**
- * @internal What a failed attempt leaves on its message: the error's type,
- * its text (at most 2,000 characters), the time, the attempt and the stack.
+ * @internal An error's type and text (at most 2,000 characters), safe for
+ * jsonb: what the failure record stores and what `onFailure` callbacks
+ * receive. A thrown non-Error is described by its `typeof` and its JSON.
  */
-export function failureRecord(error: unknown, attempt: number): FailureRecord {
+export function describeError(error: unknown): { type: string; message: string } {
   const isError = error instanceof Error
-  const type = isError ? error.name || error.constructor.name : typeof error
+  // `class PaymentDeclined extends Error {}` keeps the name 'Error': prefer the class name then.
+  const type = isError
+    ? error.name && error.name !== 'Error'
+      ? error.name
+      : error.constructor?.name || 'Error'
+    : typeof error
   let text: string
   try {
     text = isError
@@ -26,11 +32,20 @@ export function failureRecord(error: unknown, attempt: number): FailureRecord {
   } catch {
     text = String(error)
   }
+  return { type: clean(type), message: clean(text.slice(0, MAX_FAILURE_TEXT)) }
+}
+
+/**
+ * @internal What a failed attempt leaves on its message: the error's type,
+ * its text (at most 2,000 characters), the time, the attempt and the stack.
+ */
+export function failureRecord(error: unknown, attempt: number): FailureRecord {
   const stack =
-    isError && typeof error.stack === 'string' ? clean(error.stack.slice(0, MAX_STACK)) : undefined
+    error instanceof Error && typeof error.stack === 'string'
+      ? clean(error.stack.slice(0, MAX_STACK))
+      : undefined
   return {
-    type: clean(type),
-    message: clean(text.slice(0, MAX_FAILURE_TEXT)),
+    ...describeError(error),
     at: new Date().toISOString(),
     attempt,
     ...(stack ? { stack } : {}),

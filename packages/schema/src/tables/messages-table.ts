@@ -18,7 +18,7 @@ export interface FailureRecord {
   readonly type: string
   /** The error's text, at most 2,000 characters. */
   readonly message: string
-  /** When the attempt failed (ISO 8601, PostgreSQL's clock). */
+  /** When the attempt failed (ISO 8601, the worker's clock). */
   readonly at: string
   /** The attempt that failed, from 1. */
   readonly attempt: number

@@ -12,6 +12,9 @@ export type { BrokerOptions } from './broker/broker-options.js'
 export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './broker/events.js'
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './broker/logger.js'
 export { isConnectionError } from './broker/wrap-error.js'
+export { Group, type GroupResults } from './composition/group.js'
+export { type LastResult, MAX_COMPOSITION, Pipeline } from './composition/pipeline.js'
+export type { RunOptions } from './composition/run-options.js'
 export {
   type EnqueueEntry,
   type EnqueueManyOptions,
@@ -36,12 +39,30 @@ export {
   UnknownActorError,
   WorkerShutdown,
 } from './errors.js'
+export {
+  type AttemptHistoryPlugin,
+  type AttemptRecord,
+  type AttemptStatus,
+  attemptHistory,
+  type ListAttemptsOptions,
+  type ListAttemptsResult,
+  type PurgeAttemptsOptions,
+} from './history/attempt-history.js'
 export { type EncodedMessage, Message, type ResultOptions } from './message/message.js'
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './message/message-codec.js'
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'
 export type { CancellationStatus, CancelOptions, CancelResult } from './ops/cancel.js'
+export type {
+  FailedMessage,
+  FailedSummary,
+  FailureSummary,
+  ListFailedOptions,
+  ListFailedResult,
+  RetryFailedResult,
+  ShowFailedOptions,
+} from './ops/failed.js'
 export { type JoinOptions, JoinTimeoutError } from './ops/join.js'
 export type { FlushOptions, PurgeOptions, PurgeResult, RecoverOptions } from './ops/maintenance.js'
 export type { PauseOptions, PauseResult } from './ops/pause.js'
@@ -56,6 +77,7 @@ export type {
   Middleware,
   Outcome,
   ProcessEvent,
+  ReviveEvent,
   SettledMessage,
   SettleEvent,
 } from './plugin/middleware.js'

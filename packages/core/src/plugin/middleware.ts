@@ -87,6 +87,14 @@ export interface SettleEvent {
   readonly executor: Executor
 }
 
+/** Rejected messages being put back in their queue by `broker.retryFailed()`. */
+export interface ReviveEvent {
+  /** The messages revived: queued again with their ids, arguments and options. */
+  readonly messageIds: readonly string[]
+  /** The retry's transaction: writes here commit together with it. */
+  readonly executor: Executor
+}
+
 /**
  * Hooks around the three moments of a message's life. Each is optional. The
  * first middleware in the list is the outermost.
@@ -117,4 +125,18 @@ export interface Middleware {
    * failure here fails the whole batch, which is then retried.
    */
   settle?(event: SettleEvent): Promise<void>
+  /**
+   * Runs inside the transaction that puts rejected messages back in their
+   * queue (`broker.retryFailed()`), after their rows are reset: a plugin
+   * clears what it kept of the old run (the results plugin, the old result).
+   * Throwing rolls the retry back.
+   *
+   * @example
+   * const forgetResults: Middleware = {
+   *   async revive({ messageIds, executor }) {
+   *     await executor.query('delete from app.results where message_id = any($1::uuid[])', [messageIds])
+   *   },
+   * }
+   */
+  revive?(event: ReviveEvent): Promise<void>
 }

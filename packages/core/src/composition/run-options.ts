@@ -1,0 +1,24 @@
+import type { EnqueueEntry, EnqueueManyOptions, SendOptions } from '../enqueue/enqueue-options.js'
+import type { Message } from '../message/message.js'
+
+/** Options of `pipeline.run()` and `group.run()`. */
+export interface RunOptions {
+  /** Earliest start of the first step (pipeline) or of every message (group), in ms from now. */
+  readonly delayMs?: number
+  /**
+   * The caller's transaction (Kysely or postgres.js): the messages become
+   * visible on commit and vanish on rollback.
+   */
+  readonly transaction?: unknown
+}
+
+/** @internal What pipelines and groups need from their broker. */
+export interface CompositionHost {
+  enqueue(message: Message, options: SendOptions): Promise<Message>
+  enqueueMany(
+    entries: readonly (Message | EnqueueEntry)[],
+    options: EnqueueManyOptions,
+  ): Promise<Message[]>
+  /** How many of these messages are done. */
+  countDone(ids: readonly string[]): Promise<number>
+}

@@ -1,0 +1,380 @@
+import {
+  type AttemptOutcome,
+  type Executor,
+  IddqueueError,
+  InvalidOptionError,
+} from '@iddqueue/schema'
+import type { Logger } from '../broker/logger.js'
+import { wrapError } from '../broker/wrap-error.js'
+import type { Message } from '../message/message.js'
+import { isUuid, uuid7 } from '../message/uuid7.js'
+import { pageLimit } from '../ops/failed.js'
+import type { IddqueuePlugin, PluginContext } from '../plugin/iddqueue-plugin.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
+import {
+  finishAttemptsSql,
+  listAttemptsSql,
+  purgeAttemptsSql,
+  startAttemptsSql,
+} from '../sql/attempts.js'
+import { failureRecord } from '../worker/failure-record.js'
+import { BatchWriter } from './batch-writer.js'
+
+/** How an attempt ended; `incomplete` while it runs, or when its worker died or gave up on it. */
+export type AttemptStatus = AttemptOutcome | 'incomplete'
+
+/** One execution of a message's handler. Never holds arguments or results. */
+export interface AttemptRecord {
+  /** The attempt's own id (each retry has a new one). */
+  readonly id: string
+  readonly messageId: string
+  readonly actor: string
+  readonly queue: string
+  /** The worker that ran it. */
+  readonly workerId: string | null
+  /** When the handler was about to start (PostgreSQL's clock). */
+  readonly startedAt: Date
+  /** When the outcome was recorded (PostgreSQL's clock); null while incomplete. */
+  readonly finishedAt: Date | null
+  readonly status: AttemptStatus
+  /** The handler's run time, measured by the worker; null while incomplete. */
+  readonly durationMs: number | null
+  /** The error's class name, for a failed attempt. */
+  readonly errorType: string | null
+  /** The error's text (at most 2,000 characters), for a failed attempt. It may hold application data. */
+  readonly errorMessage: string | null
+}
+
+/** Options of `listAttempts`. */
+export interface ListAttemptsOptions {
+  /** Page size, from 1 to 1,000. Default 50. */
+  readonly limit?: number
+  /** The cursor: attempts with ids after this one (the previous page's `nextAfter`). */
+  readonly after?: string
+}
+
+/** A page of `listAttempts`. */
+export interface ListAttemptsResult {
+  readonly items: AttemptRecord[]
+  /** The cursor for the next page; null on the last page. */
+  readonly nextAfter: string | null
+}
+
+/** Options of `purgeAttempts`. */
+export interface PurgeAttemptsOptions {
+  /** Delete attempts that started longer ago than this, incomplete ones included. */
+  readonly olderThanMs: number
+}
+
+/**
+ * The attempt history plugin: one record per execution of a handler, with its
+ * timings, outcome and error. Made by {@link attemptHistory}.
+ */
+export interface AttemptHistoryPlugin extends IddqueuePlugin {
+  readonly middleware: Middleware
+  /**
+   * A message's attempts, in UUID (cursor) order: attempts made by one worker
+   * process follow their start order, but compare `startedAt` to order
+   * attempts made by different workers.
+   *
+   * @example
+   * let after: string | undefined
+   * do {
+   *   const page = await history.listAttempts(message.id, { after })
+   *   for (const attempt of page.items) console.log(attempt.status, attempt.durationMs)
+   *   after = page.nextAfter ?? undefined
+   * } while (after)
+   */
+  listAttempts(messageId: string, options?: ListAttemptsOptions): Promise<ListAttemptsResult>
+  /**
+   * Deletes attempts by start time, incomplete ones included, in batches of
+   * 5,000, and returns how many. Retention is explicit: nothing purges
+   * attempts on its own (`broker.purge()` leaves them).
+   *
+   * @example
+   * const deleted = await history.purgeAttempts({ olderThanMs: 30 * 24 * 3600 * 1000 })
+   */
+  purgeAttempts(options: PurgeAttemptsOptions): Promise<number>
+}
+
+/** Rows per purge statement. */
+const PURGE_BATCH = 5_000
+/** How long `listAttempts` and `purgeAttempts` wait for a broker to set the plugin up. */
+const SETUP_WAIT_MS = 10_000
+const PLUGIN_NAME = '@iddqueue/core/history'
+
+interface Setup {
+  readonly executor: Executor
+  readonly logger: Logger
+  readonly starts: BatchWriter<readonly [string, string, string, string, string]>
+  readonly finishSql: string
+  readonly listSql: string
+  readonly purgeSql: string
+}
+
+/** An attempt that started: its record's id, then what the handler came to. */
+interface OpenAttempt {
+  readonly id: string
+  durationMs?: number
+  outcome?: Outcome
+}
+
+interface AttemptRow {
+  id: string
+  message_id: string
+  actor: string
+  queue: string
+  worker_id: string | null
+  started_at: Date
+  finished_at: Date | null
+  outcome: AttemptOutcome | null
+  duration_ms: number | null
+  error_type: string | null
+  error_message: string | null
+}
+
+function record(row: AttemptRow): AttemptRecord {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    actor: row.actor,
+    queue: row.queue,
+    workerId: row.worker_id,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    status: row.finished_at === null ? 'incomplete' : (row.outcome ?? 'incomplete'),
+    durationMs: row.duration_ms,
+    errorType: row.error_type,
+    errorMessage: row.error_message,
+  }
+}
+
+/** The row values that close an attempt, or undefined to leave it incomplete. */
+function finish(
+  settled: SettledMessage,
+  attempt: OpenAttempt,
+): [AttemptOutcome, string | null, string | null] | undefined {
+  const { outcome } = settled
+  if (outcome.kind === 'success') return ['successful', null, null]
+  // Handed back unfinished (an outer middleware's choice): the attempt has no outcome.
+  if (outcome.kind === 'requeue') return undefined
+  // A failure, or a failure that ended the message as cancelled: the error
+  // the handler came to (the settled failure record is already cleaned).
+  const error =
+    outcome.kind === 'failure'
+      ? outcome.error
+      : attempt.outcome?.kind === 'failure'
+        ? attempt.outcome.error
+        : undefined
+  const failure =
+    settled.failure ?? (error === undefined ? undefined : failureRecord(error, settled.attempt))
+  return ['failed', failure?.type ?? 'MessageCancelled', failure?.message ?? 'Cancelled']
+}
+
+/**
+ * Opt-in attempt history: one record per execution of a handler (each retry
+ * has its own) with the actor, queue, worker, PostgreSQL start and finish
+ * times, duration, outcome (`successful` or `failed`) and error type and text
+ * (at most 2,000 characters). Arguments, options and results are never
+ * stored, although an error text may hold application data.
+ *
+ * The record is written before the handler starts, so a worker that dies (or
+ * gives up on a handler at shutdown) leaves it `incomplete`; the outcome is
+ * written in the settle transaction, batched. Messages skipped before their
+ * handler (age limit, pause, cancellation) get no record. History is
+ * diagnostic: a failure to write it is logged and never fails the message.
+ * It costs one batched insert per start and a savepoint per settle batch.
+ *
+ * The plugin uses core's `attempts` table (no migration of its own). Put it
+ * in one broker's `plugins`; `listAttempts` and `purgeAttempts` work once
+ * that broker has set its plugins up, which its first operation (a send, a
+ * worker start) does; they wait up to 10 s for it, then throw.
+ *
+ * @example
+ * import { attemptHistory, createBroker } from '@iddqueue/core'
+ *
+ * const history = attemptHistory()
+ * const broker = createBroker({ url: process.env.DATABASE_URL, plugins: [history] })
+ * const message = await flaky.send('order-42')
+ * // ... once a worker ran it:
+ * const { items } = await history.listAttempts(message.id)
+ * console.log(items.map((a) => [a.status, a.errorType, a.durationMs]))
+ */
+export function attemptHistory(): AttemptHistoryPlugin {
+  let setup: Setup | undefined
+  let onSetup: ((value: Setup) => void) | undefined
+  const ready = new Promise<Setup>((resolve) => {
+    onSetup = resolve
+  })
+  const open = new WeakMap<Message, OpenAttempt>()
+
+  const whenSetUp = async (doing: string): Promise<Setup> => {
+    if (setup) return setup
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new IddqueueError(
+              `Could not ${doing}: attemptHistory() was not set up by a broker within ${SETUP_WAIT_MS} ms; pass it in createBroker({ plugins: [history] }) and let the broker run an operation (a send, a worker start) first`,
+            ),
+          ),
+        SETUP_WAIT_MS,
+      )
+    })
+    try {
+      return await Promise.race([ready, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  const middleware: Middleware = {
+    async process(event, next) {
+      const current = setup
+      if (!current) return next()
+      const { message } = event
+      const id = uuid7()
+      try {
+        await current.starts.add([id, message.id, message.actor, message.queue, event.workerId])
+      } catch (error) {
+        current.logger.warn('attempt history: could not record an attempt start; running without', {
+          message: message.id,
+          error: wrapError(error, 'record an attempt start'),
+        })
+        return next()
+      }
+      const attempt: OpenAttempt = { id }
+      open.set(message, attempt)
+      const started = performance.now()
+      try {
+        attempt.outcome = await next()
+        return attempt.outcome
+      } catch (error) {
+        attempt.outcome = { kind: 'failure', error }
+        throw error
+      } finally {
+        attempt.durationMs = performance.now() - started
+      }
+    },
+
+    async settle(event) {
+      const current = setup
+      if (!current) return
+      const ids: string[] = []
+      const outcomes: string[] = []
+      const durations: (number | null)[] = []
+      const types: (string | null)[] = []
+      const texts: (string | null)[] = []
+      for (const settled of event.settled) {
+        const attempt = open.get(settled.message)
+        if (!attempt) continue
+        const values = finish(settled, attempt)
+        if (!values) continue
+        ids.push(attempt.id)
+        outcomes.push(values[0])
+        durations.push(attempt.durationMs ?? null)
+        types.push(values[1])
+        texts.push(values[2])
+      }
+      if (ids.length === 0) return
+      try {
+        // A savepoint: a failed history write must not fail the settle transaction.
+        await event.executor.transaction((tx) =>
+          tx.query(current.finishSql, [ids, outcomes, durations, types, texts]),
+        )
+      } catch (error) {
+        current.logger.warn('attempt history: could not record attempt outcomes', {
+          attempts: ids.length,
+          error: wrapError(error, 'record attempt outcomes'),
+        })
+      }
+    },
+  }
+
+  return {
+    name: PLUGIN_NAME,
+    middleware,
+
+    setup(context: PluginContext) {
+      if (setup) {
+        throw new InvalidOptionError(
+          'attemptHistory() is already set up by another broker: call attemptHistory() once per broker',
+        )
+      }
+      const { namespace, executor, logger } = context
+      const startSql = startAttemptsSql(namespace)
+      setup = {
+        executor,
+        logger,
+        starts: new BatchWriter(async (rows) => {
+          await executor.query(startSql, [
+            rows.map((row) => row[0]),
+            rows.map((row) => row[1]),
+            rows.map((row) => row[2]),
+            rows.map((row) => row[3]),
+            rows.map((row) => row[4]),
+          ])
+        }),
+        finishSql: finishAttemptsSql(namespace),
+        listSql: listAttemptsSql(namespace),
+        purgeSql: purgeAttemptsSql(namespace),
+      }
+      onSetup?.(setup)
+      return undefined
+    },
+
+    async listAttempts(messageId, options = {}) {
+      if (!isUuid(messageId)) {
+        throw new InvalidOptionError(
+          `Invalid message id ${JSON.stringify(messageId)}: expected a UUID`,
+        )
+      }
+      const limit = pageLimit(options.limit)
+      if (options.after !== undefined && !isUuid(options.after)) {
+        throw new InvalidOptionError(
+          `Invalid cursor (after) ${JSON.stringify(options.after)}: expected a UUID`,
+        )
+      }
+      const current = await whenSetUp('list attempts')
+      try {
+        const rows = await current.executor.query<AttemptRow>(current.listSql, [
+          messageId,
+          options.after ?? null,
+          limit,
+        ])
+        const items = rows.map(record)
+        return {
+          items,
+          nextAfter: items.length === limit ? (items[items.length - 1]?.id ?? null) : null,
+        }
+      } catch (error) {
+        throw wrapError(error, `list the attempts of ${messageId}`)
+      }
+    },
+
+    async purgeAttempts(options) {
+      const olderThanMs = options?.olderThanMs
+      if (typeof olderThanMs !== 'number' || !Number.isInteger(olderThanMs) || olderThanMs < 0) {
+        throw new InvalidOptionError(
+          `Invalid olderThanMs ${String(olderThanMs)}: expected an integer of 0 or more`,
+        )
+      }
+      const current = await whenSetUp('purge attempts')
+      let total = 0
+      try {
+        for (;;) {
+          const [row] = await current.executor.query<{ deleted: number }>(current.purgeSql, [
+            olderThanMs,
+            PURGE_BATCH,
+          ])
+          const deleted = row?.deleted ?? 0
+          total += deleted
+          if (deleted < PURGE_BATCH) return total
+        }
+      } catch (error) {
+        throw wrapError(error, 'purge attempts')
+      }
+    },
+  }
+}

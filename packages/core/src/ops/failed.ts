@@ -1,0 +1,254 @@
+import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
+import type { ExpressionBuilder } from 'kysely'
+import { assertName } from '../actor/names.js'
+import type { BrokerContext } from '../broker/broker-context.js'
+import { wrapError } from '../broker/wrap-error.js'
+import { InvalidOptionError } from '../errors.js'
+import { isUuid } from '../message/uuid7.js'
+
+/** The failure of a listed message: its error type, text, time and attempt, without the stack. */
+export type FailureSummary = Omit<FailureRecord, 'stack'>
+
+/** A rejected message as `broker.listFailed()` lists it: no arguments, options or stack. */
+export interface FailedSummary {
+  readonly id: string
+  readonly queue: string
+  readonly actor: string
+  /** Failed attempts that were retried before the last one. */
+  readonly retries: number
+  /** The original enqueue time. */
+  readonly enqueuedAt: Date
+  /** When the message was rejected (its last change). */
+  readonly updatedAt: Date
+  /** Null for a message rejected without failure metadata. */
+  readonly failure: FailureSummary | null
+}
+
+/**
+ * A rejected message as `broker.showFailed()` shows it. `args`, `options`
+ * and `failure.stack` are present only with `{ payload: true }`: they may
+ * hold application data.
+ */
+export interface FailedMessage extends Omit<FailedSummary, 'failure'> {
+  /** Smaller runs first. */
+  readonly priority: number
+  /** The earliest start of the last attempt. */
+  readonly eta: Date
+  readonly failure: FailureRecord | null
+  /** The message's arguments (only with `payload: true`). */
+  readonly args?: readonly unknown[]
+  /** The message's options (only with `payload: true`). */
+  readonly options?: Readonly<Record<string, unknown>>
+}
+
+/** Options of `broker.listFailed()`. */
+export interface ListFailedOptions {
+  /** Only this queue. */
+  readonly queue?: string
+  /** Only this actor. */
+  readonly actor?: string
+  /** The cursor: list ids after this one (the `nextAfter` of the previous page). */
+  readonly after?: string
+  /** Page size, from 1 to 1,000. Default 50. */
+  readonly limit?: number
+}
+
+/** A page of `broker.listFailed()`. */
+export interface ListFailedResult {
+  readonly items: FailedSummary[]
+  /** The cursor for the next page (pass it as `after`); null on the last page. */
+  readonly nextAfter: string | null
+}
+
+/** Options of `broker.showFailed()`. */
+export interface ShowFailedOptions {
+  /** Include the arguments, options and stack trace. Default false. */
+  readonly payload?: boolean
+}
+
+/**
+ * What `broker.retryFailed()` did: `retried` (queued again now), `missing`,
+ * `not-rejected` (the message is not rejected: nothing changed) or `busy` (a
+ * worker still holds the row while it records the rejection: try again).
+ */
+export interface RetryFailedResult {
+  readonly status: 'retried' | 'missing' | 'not-rejected' | 'busy'
+}
+
+/** Default page size of `listFailed`. */
+const DEFAULT_LIMIT = 50
+/** Largest page of `listFailed`. */
+const MAX_LIMIT = 1000
+/** PostgreSQL's lock_not_available: `FOR UPDATE NOWAIT` found the row locked. */
+const LOCK_NOT_AVAILABLE = '55P03'
+
+function assertId(id: unknown, what = 'message id'): asserts id is string {
+  if (!isUuid(id))
+    throw new InvalidOptionError(`Invalid ${what} ${JSON.stringify(id)}: expected a UUID`)
+}
+
+/** @internal Checks a page size: an integer from 1 to 1,000, default 50. */
+export function pageLimit(limit: unknown): number {
+  if (limit === undefined) return DEFAULT_LIMIT
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new InvalidOptionError(
+      `Invalid limit ${String(limit)}: expected an integer from 1 to ${MAX_LIMIT}`,
+    )
+  }
+  return limit
+}
+
+/** `failure - 'stack'`: the failure record without its stack trace. */
+const withoutStack = (eb: ExpressionBuilder<IddqueueDatabase, 'messages'>) =>
+  // Kysely types the right operand of `-` as the column's type; jsonb takes a key here.
+  eb('failure', '-', eb.cast(eb.val('stack'), 'text') as never)
+    .$castTo<FailureRecord | null>()
+    .as('failure')
+
+interface Row {
+  id: string
+  queue: string
+  actor: string
+  retries: number
+  enqueued_at: Date
+  updated_at: Date
+  failure: FailureRecord | null
+  priority?: number
+  eta?: Date
+  args?: unknown[]
+  options?: Record<string, unknown>
+}
+
+function summary(row: Row): FailedSummary {
+  return {
+    id: row.id,
+    queue: row.queue,
+    actor: row.actor,
+    retries: row.retries,
+    enqueuedAt: row.enqueued_at,
+    updatedAt: row.updated_at,
+    failure: row.failure ?? null,
+  }
+}
+
+/** @internal Rejected messages in UUID order after a cursor. */
+export async function listFailed(
+  core: BrokerContext,
+  options: ListFailedOptions = {},
+): Promise<ListFailedResult> {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError('Invalid options: expected an object')
+  const limit = pageLimit(options.limit)
+  if (options.queue !== undefined) assertName('queue', options.queue)
+  if (options.actor !== undefined) assertName('actor', options.actor)
+  if (options.after !== undefined) assertId(options.after, 'cursor (after)')
+  // With a queue, the partial index (queue, id) where state = 'rejected'
+  // serves the page in cursor order.
+  let query = core.queryBuilder
+    .selectFrom('messages')
+    .select(['id', 'queue', 'actor', 'retries', 'enqueued_at', 'updated_at'])
+    // The stack stays in the database: a page of summaries should be small.
+    .select(withoutStack)
+    .where('state', '=', 'rejected')
+  if (options.queue !== undefined) query = query.where('queue', '=', options.queue)
+  if (options.actor !== undefined) query = query.where('actor', '=', options.actor)
+  if (options.after !== undefined) query = query.where('id', '>', options.after)
+  const compiled = query.orderBy('id').limit(limit).compile()
+  try {
+    const rows = await core.executor.query<Row>(compiled.sql, compiled.parameters)
+    const items = rows.map(summary)
+    return {
+      items,
+      nextAfter: items.length === limit ? (items[items.length - 1]?.id ?? null) : null,
+    }
+  } catch (error) {
+    throw wrapError(error, 'list failed messages')
+  }
+}
+
+/** @internal One rejected message, with its payload on request. */
+export async function showFailed(
+  core: BrokerContext,
+  id: string,
+  options: ShowFailedOptions = {},
+): Promise<FailedMessage | undefined> {
+  assertId(id)
+  const payload = options?.payload === true
+  const base = core.queryBuilder
+    .selectFrom('messages')
+    .select(['id', 'queue', 'actor', 'retries', 'enqueued_at', 'updated_at', 'priority', 'eta'])
+    .where('id', '=', id)
+    .where('state', '=', 'rejected')
+  const compiled = payload
+    ? base.select(['args', 'options', 'failure']).compile()
+    : base.select(withoutStack).compile()
+  let row: Row | undefined
+  try {
+    ;[row] = await core.executor.query<Row>(compiled.sql, compiled.parameters)
+  } catch (error) {
+    throw wrapError(error, `show failed message ${id}`)
+  }
+  if (!row) return undefined
+  return {
+    ...summary(row),
+    priority: row.priority!,
+    eta: row.eta!,
+    failure: row.failure ?? null,
+    ...(payload ? { args: row.args ?? [], options: row.options ?? {} } : {}),
+  }
+}
+
+class Refused {
+  constructor(readonly status: RetryFailedResult['status']) {}
+}
+
+/**
+ * @internal Puts a rejected message back in its queue, atomically: the row is
+ * locked without waiting (a worker still recording the rejection holds it:
+ * `busy`), checked, reset, announced and handed to the `revive` hooks in one
+ * transaction, so concurrent calls have one winner.
+ */
+export async function retryFailed(core: BrokerContext, id: string): Promise<RetryFailedResult> {
+  assertId(id)
+  await core.ready()
+  const hooks = core.middleware.filter((m) => m.revive)
+  const lock = core.queryBuilder
+    .selectFrom('messages')
+    .select(['state', 'queue'])
+    .where('id', '=', id)
+    .forUpdate()
+    .noWait()
+    .compile()
+  // Keeps id, actor, args, options, priority and enqueued_at; clears the
+  // retry cycle. A cancellation requested before the rejection would drop
+  // the message at once: the explicit retry overrides it.
+  const reset = core.queryBuilder
+    .updateTable('messages')
+    .set({
+      state: 'queued',
+      retries: 0,
+      failure: null,
+      eta: (eb) => eb.fn<Date>('now'),
+      worker_id: null,
+      cancel_requested: false,
+      updated_at: (eb) => eb.fn<Date>('now'),
+    })
+    .where('id', '=', id)
+    .compile()
+  try {
+    await core.executor.transaction(async (tx) => {
+      const [row] = await tx.query<{ state: string; queue: string }>(lock.sql, lock.parameters)
+      // Thrown, not returned: the transaction must roll back, not commit.
+      if (!row) throw new Refused('missing')
+      if (row.state !== 'rejected') throw new Refused('not-rejected')
+      await tx.query(reset.sql, reset.parameters)
+      await tx.query('select pg_notify($1, $2)', [core.statements.wakeChannel, row.queue])
+      for (const hook of hooks) await hook.revive!({ messageIds: [id], executor: tx })
+    })
+    return { status: 'retried' }
+  } catch (error) {
+    if (error instanceof Refused) return { status: error.status }
+    if ((error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) return { status: 'busy' }
+    throw wrapError(error, `retry failed message ${id}`)
+  }
+}

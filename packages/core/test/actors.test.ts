@@ -267,6 +267,12 @@ describe('actor types', () => {
     >()
     const none = broker.actor('typed_none', () => 'x')
     expectTypeOf(none.send).parameters.toEqualTypeOf<[]>()
+    const loose = broker.actor('typed_unknown', (payload: unknown) => payload)
+    expectTypeOf(loose.send).parameters.toEqualTypeOf<[payload: unknown]>()
+    // `any` matches every type, ActorContext included: it must still count as an argument.
+    // biome-ignore lint/suspicious/noExplicitAny: the point of the test is a handler typed with any
+    const untyped = broker.actor('typed_any', (payload: any) => payload)
+    expectTypeOf(untyped.send).parameters.toHaveProperty('length').toEqualTypeOf<1>()
   })
 
   it('types message.result() by the awaited handler result', () => {

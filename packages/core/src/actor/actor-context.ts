@@ -28,13 +28,16 @@ export type Handler = (...args: never[]) => unknown
 
 /**
  * The arguments `send()` takes for a handler: its parameters without a
- * trailing {@link ActorContext}.
+ * trailing {@link ActorContext}. A trailing parameter typed `any` is an
+ * argument (`any` would otherwise match the context).
  */
 export type ActorArgs<H extends Handler> =
   Parameters<H> extends [...infer Args, infer Last]
-    ? [Last] extends [ActorContext<infer _>]
-      ? Args
-      : Parameters<H>
+    ? 0 extends 1 & Last
+      ? Parameters<H>
+      : [Last] extends [ActorContext<infer _>]
+        ? Args
+        : Parameters<H>
     : Parameters<H>
 
 /** What `await message.result()` returns for a handler. */

@@ -23,8 +23,11 @@ export interface BrokerContext {
   readonly middleware: readonly Middleware[]
   readonly enqueueHooks: readonly NonNullable<Middleware['enqueue']>[]
   readonly maxPayloadBytes: number
-  /** Compiles typed Kysely queries for this namespace. */
-  readonly queryBuilder: Kysely<IddqueueDatabase>
+  /**
+   * Compiles typed Kysely queries for this namespace. Loads Kysely on first
+   * use, so that workers, which only run hand-written statements, never do.
+   */
+  queries(): Promise<Kysely<IddqueueDatabase>>
   readonly host: MessageHost
   /** Resolves once every plugin's setup has run. */
   ready(): Promise<void>

@@ -1,5 +1,6 @@
 import {
   coreMigrations,
+  type IddqueueDatabase,
   IddqueueError,
   InvalidOptionError,
   type MigrateResult,
@@ -8,7 +9,7 @@ import {
   type Namespace,
   toNamespace,
 } from '@iddqueue/schema'
-import { createQueryBuilder } from '@iddqueue/schema/kysely'
+import type { Kysely } from 'kysely'
 import { type Actor, createActor } from '../actor/actor.js'
 import type { Handler } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
@@ -104,6 +105,7 @@ export class Broker {
       names.add(plugin.name)
     }
     const connection = openConnection(options)
+    let queries: Promise<Kysely<IddqueueDatabase>> | undefined
     const middleware: Middleware[] = [
       ...defaultMiddleware({ currentMessage: options.currentMessage ?? true }),
       ...plugins.flatMap((plugin) => (plugin.middleware ? [plugin.middleware] : [])),
@@ -125,7 +127,12 @@ export class Broker {
       middleware,
       enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
       maxPayloadBytes,
-      queryBuilder: createQueryBuilder(ns),
+      queries: () => {
+        queries ??= import('@iddqueue/schema/kysely').then(({ createQueryBuilder }) =>
+          createQueryBuilder(ns),
+        )
+        return queries
+      },
       host,
       ready: () => this.#ready(),
       assertOpen: () => {

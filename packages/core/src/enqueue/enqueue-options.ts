@@ -41,7 +41,12 @@ export interface EnqueueEntry extends EnqueueOptions {
 
 /** Options of `enqueueMany`. */
 export interface EnqueueManyOptions {
-  /** As for {@link SendOptions.transaction}; a batch runs in a savepoint inside it. */
+  /**
+   * As for {@link SendOptions.transaction}. A batch with deduplication keys
+   * or enqueue middleware runs in a savepoint inside it, so its failure
+   * leaves the transaction usable; a plain batch is one statement, and if
+   * that statement fails in PostgreSQL the transaction is aborted.
+   */
   readonly transaction?: unknown
 }
 
@@ -49,6 +54,14 @@ export interface EnqueueManyOptions {
 export const MAX_BATCH = 1000
 
 const INT4_MAX = 2_147_483_647
+
+/**
+ * The range of times both a JavaScript Date and PostgreSQL's timestamptz
+ * hold (4714-11-24 BC to 275760-09-13): outside it the insert would fail in
+ * SQL, aborting a caller's transaction, instead of here.
+ */
+const MIN_ETA_MS = -210_866_803_200_000
+const MAX_ETA_MS = 8_640_000_000_000_000
 
 /** @internal Checks per-message options; names the option and the entry. */
 export function assertEnqueueOptions(options: EnqueueOptions, where: string): void {
@@ -62,11 +75,21 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
   ) {
     fail(`invalid delayMs ${String(delayMs)}: expected a finite number of milliseconds, 0 or more`)
   }
+  if (delayMs !== undefined && Date.now() + delayMs > MAX_ETA_MS) {
+    fail(
+      `invalid delayMs ${String(delayMs)}: the eta it gives is past the latest Date (+275760-09-13)`,
+    )
+  }
   if (eta !== undefined) {
     if (delayMs !== undefined) fail('give delayMs or eta, not both')
     const ms = eta instanceof Date ? eta.getTime() : eta
     if (typeof ms !== 'number' || !Number.isFinite(ms)) {
       fail(`invalid eta ${String(eta)}: expected a valid Date or epoch milliseconds`)
+    }
+    if (ms < MIN_ETA_MS || ms > MAX_ETA_MS) {
+      fail(
+        `invalid eta ${String(eta)}: expected a time from 4714-11-24 BC to +275760-09-13 (epoch ms ${MIN_ETA_MS} to ${MAX_ETA_MS})`,
+      )
     }
   }
   if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX)) {
@@ -79,15 +102,18 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
       typeof dedupKey !== 'string' ||
       dedupKey.length === 0 ||
       dedupKey.length > 512 ||
-      dedupKey.includes('\u0000')
+      dedupKey.includes('\u0000') ||
+      // Sent as UTF-8, an unpaired surrogate would become U+FFFD and collide with other keys.
+      !dedupKey.isWellFormed()
     ) {
       fail(
-        `invalid dedupKey ${JSON.stringify(dedupKey)}: expected a non-empty string of at most 512 characters`,
+        `invalid dedupKey ${JSON.stringify(dedupKey)}: expected a non-empty string of at most 512 characters, without \\u0000 or unpaired surrogates`,
       )
     }
-    if (typeof dedupTtlMs !== 'number' || !Number.isInteger(dedupTtlMs) || dedupTtlMs <= 0) {
+    // Past 2^53 ms (285,000 years) the expiry would overflow PostgreSQL's interval.
+    if (typeof dedupTtlMs !== 'number' || !Number.isSafeInteger(dedupTtlMs) || dedupTtlMs <= 0) {
       fail(
-        `invalid dedupTtlMs ${String(dedupTtlMs)}: expected a positive integer of milliseconds with dedupKey`,
+        `invalid dedupTtlMs ${String(dedupTtlMs)}: expected a positive integer of milliseconds (at most ${Number.MAX_SAFE_INTEGER}) with dedupKey`,
       )
     }
   }

@@ -61,8 +61,8 @@ export async function writeMessages(
 /**
  * @internal Writes prepared messages: one statement for plain entries; a
  * transaction (a savepoint inside the caller's) when deduplication keys must
- * be claimed first. Returns the messages in input order, a duplicate
- * replaced by its original, and the ones actually written.
+ * be claimed first or enqueue middleware runs. Returns the messages in input
+ * order, a duplicate replaced by its original, and the ones actually written.
  */
 async function writeEntries(
   core: BrokerContext,
@@ -71,24 +71,41 @@ async function writeEntries(
   transactional: boolean,
 ): Promise<{ returned: Message[]; published: readonly PreparedEntry[] }> {
   if (!entries.some((entry) => entry.dedup)) {
-    await writeMessages(core, entries, executor, transactional)
+    if (core.enqueueHooks.length === 0) {
+      await writeMessages(core, entries, executor, transactional)
+    } else {
+      // A middleware may write through event.executor, or throw after next():
+      // its rows and the messages commit together or not at all, and a
+      // failure inside a caller's transaction leaves it usable (savepoint).
+      await executor.transaction((tx) => writeMessages(core, entries, tx, transactional))
+    }
     return { returned: entries.map((entry) => entry.message), published: entries }
   }
   const published: PreparedEntry[] = []
   const returned = await executor.transaction(async (tx) => {
     published.length = 0
-    const messages: Message[] = []
-    for (const entry of entries) {
-      const original = entry.dedup
-        ? await claimDeduplicationKey(tx, core.statements, core.host, entry)
-        : undefined
-      if (!original) published.push(entry)
-      messages.push(original ?? entry.message)
+    const originals = new Map<PreparedEntry, Message>()
+    // Keys are claimed in one order everywhere (queue, then key), so two
+    // batches claiming the same keys in different input orders wait for each
+    // other instead of deadlocking. The sort is stable: of two entries with
+    // the same key, the first in the batch claims it.
+    const claims = entries.filter((entry) => entry.dedup).sort(byQueueAndKey)
+    for (const entry of claims) {
+      const original = await claimDeduplicationKey(tx, core.statements, core.host, entry)
+      if (original) originals.set(entry, original)
     }
+    for (const entry of entries) if (!originals.has(entry)) published.push(entry)
     if (published.length > 0) await writeMessages(core, published, tx, transactional)
-    return messages
+    return entries.map((entry) => originals.get(entry) ?? entry.message)
   })
   return { returned, published }
+}
+
+function byQueueAndKey(a: PreparedEntry, b: PreparedEntry): number {
+  const [qa, qb] = [a.message.queue, b.message.queue]
+  if (qa !== qb) return qa < qb ? -1 : 1
+  const [ka, kb] = [a.dedup!.key, b.dedup!.key]
+  return ka === kb ? 0 : ka < kb ? -1 : 1
 }
 
 /**

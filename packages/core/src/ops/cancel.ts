@@ -103,7 +103,7 @@ export async function cancellationStatus(
   id: string,
 ): Promise<CancellationStatus> {
   assertId(id)
-  const compiled = core.queryBuilder
+  const compiled = (await core.queries())
     .selectFrom('messages')
     .select(['state', 'cancel_requested'])
     .where('id', '=', id)

@@ -144,7 +144,7 @@ export async function listFailed(
   if (options.after !== undefined) assertId(options.after, 'cursor (after)')
   // With a queue, the partial index (queue, id) where state = 'rejected'
   // serves the page in cursor order.
-  let query = core.queryBuilder
+  let query = (await core.queries())
     .selectFrom('messages')
     .select(['id', 'queue', 'actor', 'retries', 'enqueued_at', 'updated_at'])
     // The stack stays in the database: a page of summaries should be small.
@@ -174,7 +174,7 @@ export async function showFailed(
 ): Promise<FailedMessage | undefined> {
   assertId(id)
   const payload = options?.payload === true
-  const base = core.queryBuilder
+  const base = (await core.queries())
     .selectFrom('messages')
     .select(['id', 'queue', 'actor', 'retries', 'enqueued_at', 'updated_at', 'priority', 'eta'])
     .where('id', '=', id)
@@ -212,7 +212,7 @@ export async function retryFailed(core: BrokerContext, id: string): Promise<Retr
   assertId(id)
   await core.ready()
   const hooks = core.middleware.filter((m) => m.revive)
-  const lock = core.queryBuilder
+  const lock = (await core.queries())
     .selectFrom('messages')
     .select(['state', 'queue'])
     .where('id', '=', id)
@@ -222,7 +222,7 @@ export async function retryFailed(core: BrokerContext, id: string): Promise<Retr
   // Keeps id, actor, args, options, priority and enqueued_at; clears the
   // retry cycle. A cancellation requested before the rejection would drop
   // the message at once: the explicit retry overrides it.
-  const reset = core.queryBuilder
+  const reset = (await core.queries())
     .updateTable('messages')
     .set({
       state: 'queued',

@@ -30,7 +30,7 @@ export async function join(core: BrokerContext, options: JoinOptions): Promise<v
   if (queues.length === 0) return
   const timeoutMs = options.timeoutMs ?? 60_000
   const deadline = performance.now() + timeoutMs
-  const compiled = core.queryBuilder
+  const compiled = (await core.queries())
     .selectFrom('messages')
     .select((eb) => eb.fn.countAll<number>().as('pending'))
     .where('state', 'in', ['queued', 'consumed'])

@@ -115,7 +115,7 @@ export async function recover(
 /** @internal Deletes queued messages of one queue or all. */
 export async function flush(core: BrokerContext, options: FlushOptions = {}): Promise<number> {
   if (options.queue !== undefined) assertName('queue', options.queue)
-  let query = core.queryBuilder.deleteFrom('messages').where('state', '=', 'queued')
+  let query = (await core.queries()).deleteFrom('messages').where('state', '=', 'queued')
   if (options.queue !== undefined) query = query.where('queue', '=', options.queue)
   const compiled = query.returning('id').compile()
   try {

@@ -104,22 +104,21 @@ select pg_notify($2, $3), pg_notify($4, $1) from resumed`,
   }
 }
 
-/** @internal Paused queues among `queues` (all paused queues when omitted). */
+/**
+ * @internal Paused queues among `queues` (all paused queues when omitted).
+ * Workers read this on every heartbeat, so it is a plain statement.
+ */
 export async function pausedQueues(
   core: BrokerContext,
   queues?: readonly string[],
 ): Promise<string[]> {
-  let query = core.queryBuilder
-    .selectFrom('queue_control')
-    .select('queue')
-    .where('paused', '=', true)
-  if (queues) {
-    if (queues.length === 0) return []
-    query = query.where('queue', 'in', queues)
-  }
-  const compiled = query.orderBy('queue').compile()
   try {
-    const rows = await core.executor.query<{ queue: string }>(compiled.sql, compiled.parameters)
+    const rows = await core.executor.query<{ queue: string }>(
+      queues
+        ? `select queue from ${core.ns.table('queue_control')} where paused and queue = any($1::text[]) order by queue`
+        : `select queue from ${core.ns.table('queue_control')} where paused order by queue`,
+      queues ? [queues] : [],
+    )
     return rows.map((row) => row.queue)
   } catch (error) {
     throw wrapError(error, 'read paused queues')

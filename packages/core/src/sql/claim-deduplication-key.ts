@@ -5,11 +5,13 @@ import type { Namespace } from '@iddqueue/schema'
  * exists. Returns a row only when this call claimed the key. The TTL is
  * measured by PostgreSQL's clock.
  *
- * Parameters: queue, key, message id, message JSON, TTL in ms.
+ * Parameters: queue, key, message id, message JSON, TTL in ms. The JSON is
+ * sent as text and cast here: a parameter typed jsonb would make postgres.js
+ * encode the string again, storing a JSON string instead of the object.
  */
 export function claimDeduplicationKeySql(ns: Namespace): string {
   return `insert into ${ns.table('deduplication')} as d (queue, key, message_id, message, expires_at)
-values ($1, $2, $3, $4::jsonb, clock_timestamp() + $5 * interval '1 millisecond')
+values ($1, $2, $3, $4::text::jsonb, clock_timestamp() + $5 * interval '1 millisecond')
 on conflict (queue, key) do update
    set message_id = excluded.message_id, message = excluded.message,
        expires_at = excluded.expires_at, created_at = now()

@@ -338,3 +338,39 @@ describe('worker', () => {
     await worker.stop()
   })
 })
+
+describe('handler arguments', () => {
+  it('passes the context in the last declared parameter, after omitted or undefined arguments, and never to rest parameters', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue()
+    const seen: unknown[][] = []
+    const greet = broker.actor(
+      'greet',
+      (name: string, title: string | undefined, ctx: ActorContext) => {
+        seen.push([name, title, typeof ctx.attempt, ctx.message.actor])
+      },
+      { queue },
+    )
+    const sum = broker.actor(
+      'sum',
+      (...items: number[]) => {
+        seen.push(['sum', items])
+      },
+      { queue },
+    )
+    await greet.send('ada', undefined)
+    await greet.send('bob', 'dr')
+    await sum.send(1, 2, 3)
+    await sum.send()
+    const worker = broker.worker({ concurrency: 1 })
+    await worker.start()
+    await broker.join({ queues: [queue] })
+    await worker.stop()
+    expect(seen).toEqual([
+      ['ada', undefined, 'number', 'greet'],
+      ['bob', 'dr', 'number', 'greet'],
+      ['sum', [1, 2, 3]],
+      ['sum', []],
+    ])
+  })
+})

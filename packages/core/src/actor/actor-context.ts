@@ -5,6 +5,14 @@ import type { Message } from '../message/message.js'
  * number and an `AbortSignal` that aborts on the time limit, on a graceful
  * worker stop (with `notifyShutdown`) and on cancellation.
  *
+ * It is passed in the handler's last declared parameter whenever the handler
+ * declares more parameters than the message has arguments, so declare it
+ * last, after any optional parameters, and give no parameter before it a
+ * default value (that would hide it from `handler.length`). A handler with
+ * optional parameters that needs no context should still declare it
+ * (`_ctx?: ActorContext`), otherwise an omitted optional argument receives
+ * the context. Rest parameters never receive it.
+ *
  * A handler must honour its signal to be stopped: Node cannot interrupt a
  * synchronous loop, and a handler that ignores its signal keeps running.
  *

@@ -28,19 +28,35 @@ export function expire(event: ProcessEvent, error: unknown): void {
   invocations.get(event)?.expire(error)
 }
 
-function invoke(event: ProcessEvent): Promise<Outcome> {
-  const context: ActorContext = {
+/**
+ * The handler's arguments. The context goes in the handler's last declared
+ * parameter when it declares more parameters than the message has arguments
+ * (so trailing `undefined` arguments, dropped by JSON, and omitted optional
+ * ones leave it in place); otherwise it is not passed at all, so rest
+ * parameters (`(...items) => ...`) receive exactly the message's arguments.
+ */
+function argumentsFor(event: ProcessEvent): unknown[] {
+  const args = event.message.args
+  const declared = event.actor.handler.length
+  if (declared <= args.length) return args as unknown[]
+  const call: unknown[] = [...args]
+  call.length = declared - 1
+  call.push({
     message: event.message,
     attempt: event.attempt,
     retries: event.retries,
     get signal() {
       return event.signal
     },
-  }
+  } satisfies ActorContext)
+  return call
+}
+
+function invoke(event: ProcessEvent): Promise<Outcome> {
   let handler: Promise<unknown>
   try {
     handler = Promise.resolve(
-      (event.actor.handler as (...args: unknown[]) => unknown)(...event.message.args, context),
+      (event.actor.handler as (...args: unknown[]) => unknown)(...argumentsFor(event)),
     )
   } catch (error) {
     return Promise.resolve({ kind: 'failure', error })

@@ -60,7 +60,15 @@ export class UnknownActorError extends IddqueueError {}
  */
 export class BrokerClosedError extends IddqueueError {}
 
-/** Options of {@link Retry}. */
+/**
+ * Options of {@link Retry}.
+ *
+ * @example
+ * broker.actor('sync', async (id: string) => {
+ *   const response = await fetch(`https://api.example.com/sync/${id}`)
+ *   if (response.status === 503) throw new Retry({ delayMs: 60_000, cause: new Error('503') })
+ * })
+ */
 export interface RetryOptions extends IddqueueErrorOptions {
   /** Wait this long before the next attempt, instead of the backoff. */
   readonly delayMs?: number

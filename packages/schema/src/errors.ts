@@ -1,5 +1,12 @@
 /**
  * Options accepted by every {@link IddqueueError}.
+ *
+ * @example
+ * try {
+ *   JSON.parse(text)
+ * } catch (error) {
+ *   throw new InvalidOptionError('Invalid options file: expected JSON', { cause: error })
+ * }
  */
 export interface IddqueueErrorOptions {
   /** The error that caused this one, kept for logs and debuggers. */

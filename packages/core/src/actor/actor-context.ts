@@ -31,13 +31,24 @@ export interface ActorContext<Args extends readonly unknown[] = readonly unknown
   readonly signal: AbortSignal
 }
 
-/** A handler: the actor's arguments, then optionally an {@link ActorContext}. */
+/**
+ * A handler: the actor's arguments, then optionally an {@link ActorContext}.
+ *
+ * @example
+ * function declareOnJobs<H extends Handler>(name: string, handler: H): Actor<H> {
+ *   return broker.actor(name, handler, { queue: 'jobs' })
+ * }
+ */
 export type Handler = (...args: never[]) => unknown
 
 /**
  * The arguments `send()` takes for a handler: its parameters without a
  * trailing {@link ActorContext}. A trailing parameter typed `any` is an
  * argument (`any` would otherwise match the context).
+ *
+ * @example
+ * const handler = (to: string, subject: string, ctx: ActorContext) => ctx.attempt
+ * type Args = ActorArgs<typeof handler> // [to: string, subject: string]
  */
 export type ActorArgs<H extends Handler> =
   Parameters<H> extends [...infer Args, infer Last]
@@ -48,5 +59,11 @@ export type ActorArgs<H extends Handler> =
         : Parameters<H>
     : Parameters<H>
 
-/** What `await message.result()` returns for a handler. */
+/**
+ * What `await message.result()` returns for a handler.
+ *
+ * @example
+ * const handler = async (a: number, b: number) => a + b
+ * type Sum = ActorResult<typeof handler> // number
+ */
 export type ActorResult<H extends Handler> = Awaited<ReturnType<H>>

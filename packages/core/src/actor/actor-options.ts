@@ -1,10 +1,29 @@
 import { InvalidOptionError } from '../errors.js'
 import { assertName } from './names.js'
 
-/** An error class, for `throws`. */
+/**
+ * An error class, for `throws`.
+ *
+ * @example
+ * class InvalidAddressError extends Error {}
+ * const permanent: ErrorClass[] = [TypeError, InvalidAddressError]
+ * broker.actor(
+ *   'send_email',
+ *   async (to: string) => {
+ *     if (!to.includes('@')) throw new InvalidAddressError(to)
+ *   },
+ *   { throws: permanent },
+ * )
+ */
 export type ErrorClass = abstract new (...args: never[]) => Error
 
-/** An actor, or its name: where callbacks go. */
+/**
+ * An actor, or its name: where callbacks go.
+ *
+ * @example
+ * const alertOps = broker.actor('alert_ops', (message: EncodedMessage) => console.error(message.id))
+ * broker.actor('charge', charge, { onRetryExhausted: alertOps, onFailure: 'log_failure' })
+ */
 export type ActorReference = string | { readonly name: string }
 
 /**
@@ -62,7 +81,12 @@ export interface ResolvedActorOptions extends ActorOptions {
   readonly notifyShutdown: boolean
 }
 
-/** Defaults of {@link ActorOptions}. */
+/**
+ * Defaults of {@link ActorOptions}.
+ *
+ * @example
+ * console.log(ACTOR_DEFAULTS.maxRetries, ACTOR_DEFAULTS.timeLimitMs) // 20 600000
+ */
 export const ACTOR_DEFAULTS = Object.freeze({
   queue: 'default',
   priority: 0,

@@ -3,14 +3,31 @@ import type { Message } from '../message/message.js'
 import type { ActorArgs, ActorResult, Handler } from './actor-context.js'
 import type { ResolvedActorOptions } from './actor-options.js'
 
-/** Options of `actor.sendWithOptions`: the arguments plus send options. */
+/**
+ * Options of `actor.sendWithOptions`: the arguments plus send options.
+ *
+ * @example
+ * const options: SendWithOptions<[to: string]> = {
+ *   args: ['ada@example.com'],
+ *   delayMs: 60_000,
+ *   dedupKey: 'welcome:ada',
+ *   dedupTtlMs: 3_600_000,
+ * }
+ * await sendEmail.sendWithOptions(options)
+ */
 export interface SendWithOptions<Args extends readonly unknown[]> extends SendOptions {
   readonly args: Args
   /** Message-level options stored with the message (plugin data). */
   readonly options?: Readonly<Record<string, unknown>>
 }
 
-/** Options of `actor.messageWithOptions`. */
+/**
+ * Options of `actor.messageWithOptions`.
+ *
+ * @example
+ * const urgent = resize.messageWithOptions({ args: ['img_1', 640], priority: -10 })
+ * await broker.enqueueMany([urgent, resize.message('img_2', 320)])
+ */
 export interface MessageWithOptions<Args extends readonly unknown[]> {
   readonly args: Args
   readonly priority?: number

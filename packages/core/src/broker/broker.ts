@@ -75,6 +75,13 @@ import { consoleLogger } from './logger.js'
 /**
  * The entry point: declares actors, sends messages, runs workers and
  * maintenance for one namespace. Made by {@link createBroker}.
+ *
+ * @example
+ * const broker: Broker = createBroker({ url: process.env.DATABASE_URL })
+ * await broker.migrate()
+ * const add = broker.actor('add', (a: number, b: number) => a + b)
+ * await add.send(1, 2)
+ * await broker.close()
  */
 export class Broker {
   readonly #core: BrokerContext

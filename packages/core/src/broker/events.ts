@@ -44,10 +44,23 @@ export interface BrokerEvents {
   'worker:error': { readonly workerId: string; readonly error: unknown }
 }
 
-/** The name of a broker event. */
+/**
+ * The name of a broker event.
+ *
+ * @example
+ * const watched: BrokerEventName[] = ['message:failed', 'message:rejected']
+ * for (const event of watched) broker.on(event, (payload) => console.warn(event, payload))
+ */
 export type BrokerEventName = keyof BrokerEvents
 
-/** A listener of one broker event. */
+/**
+ * A listener of one broker event.
+ *
+ * @example
+ * const onRejected: BrokerEventListener<'message:rejected'> = ({ message, error }) =>
+ *   console.error(`${message.actor} ${message.id} rejected`, error)
+ * broker.on('message:rejected', onRejected)
+ */
 export type BrokerEventListener<E extends BrokerEventName> = (payload: BrokerEvents[E]) => void
 
 /** @internal A typed, fire-and-forget event bus. */

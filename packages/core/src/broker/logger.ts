@@ -1,4 +1,10 @@
-/** Structured fields attached to a log line. */
+/**
+ * Structured fields attached to a log line.
+ *
+ * @example
+ * const fields: LogFields = { queue: 'emails', durationMs: 1_250 }
+ * logger.warn('slow handler', fields)
+ */
 export type LogFields = Readonly<Record<string, unknown>>
 
 /**
@@ -15,7 +21,13 @@ export interface Logger {
   error(message: string, fields?: LogFields): void
 }
 
-/** A log level, from the most to the least verbose. */
+/**
+ * A log level, from the most to the least verbose.
+ *
+ * @example
+ * const level: LogLevel = process.env.NODE_ENV === 'production' ? 'warn' : 'debug'
+ * const broker = createBroker({ url, logger: consoleLogger(level) })
+ */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 }

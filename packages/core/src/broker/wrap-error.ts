@@ -19,6 +19,14 @@ const NETWORK_CODES = new Set([
  * True when `error` means PostgreSQL is unreachable or the connection broke:
  * network errors, the server shutting down or restarting (57P01-57P03),
  * connection failures (class 08), too many connections (53300).
+ *
+ * @example
+ * try {
+ *   await add.send(1, 2)
+ * } catch (error) {
+ *   if (!isConnectionError(error)) throw error
+ *   console.warn('PostgreSQL is unreachable; try again later')
+ * }
  */
 export function isConnectionError(error: unknown): boolean {
   if (BrokerConnectionError.isInstance(error)) return true

@@ -3,7 +3,12 @@ import { uuid7 } from '../message/uuid7.js'
 import { assertMessages } from './pipeline.js'
 import type { CompositionHost, RunOptions } from './run-options.js'
 
-/** The result types of a list of messages, in order. */
+/**
+ * The result types of a list of messages, in order.
+ *
+ * @example
+ * type Results = GroupResults<[Message<[number], string>, Message<[string], number>]> // [string, number]
+ */
 export type GroupResults<M extends readonly Message[]> = {
   -readonly [K in keyof M]: M[K] extends Message<readonly unknown[], infer R> ? R : unknown
 }

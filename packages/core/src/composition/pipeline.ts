@@ -4,10 +4,22 @@ import { uuid7 } from '../message/uuid7.js'
 import { PIPELINE_OPTION, type PipelineState } from '../middleware/pipeline-step.js'
 import type { CompositionHost, RunOptions } from './run-options.js'
 
-/** The largest pipeline or group. */
+/**
+ * The largest pipeline or group.
+ *
+ * @example
+ * for (let i = 0; i < messages.length; i += MAX_COMPOSITION) {
+ *   await broker.group(messages.slice(i, i + MAX_COMPOSITION)).run()
+ * }
+ */
 export const MAX_COMPOSITION = 1000
 
-/** The result type of the last message of a list of messages. */
+/**
+ * The result type of the last message of a list of messages.
+ *
+ * @example
+ * type Last = LastResult<[Message<[string], number>, Message<[number], boolean>]> // boolean
+ */
 export type LastResult<M extends readonly Message[]> = M extends readonly [
   ...(readonly Message[]),
   Message<readonly unknown[], infer R>,

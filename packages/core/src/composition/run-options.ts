@@ -1,7 +1,15 @@
 import type { EnqueueEntry, EnqueueManyOptions, SendOptions } from '../enqueue/enqueue-options.js'
 import type { Message } from '../message/message.js'
 
-/** Options of `pipeline.run()` and `group.run()`. */
+/**
+ * Options of `pipeline.run()` and `group.run()`.
+ *
+ * @example
+ * await db.transaction().execute(async (trx) => {
+ *   await broker.group([thumbnail.message(id, 64), thumbnail.message(id, 256)]).run({ transaction: trx })
+ * })
+ * await broker.pipeline([resize.message(id), upload.message()]).run({ delayMs: 5_000 })
+ */
 export interface RunOptions {
   /** Earliest start of the first step (pipeline) or of every message (group), in ms from now. */
   readonly delayMs?: number

@@ -7,7 +7,14 @@ import {
 } from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
 
-/** Per-message options of a send. */
+/**
+ * Per-message options of a send.
+ *
+ * @example
+ * const options: EnqueueOptions = { delayMs: 60_000, priority: -1 }
+ * await broker.enqueue(add.message(1, 2), options)
+ * await broker.enqueueMany([{ message: add.message(3, 4), ...options }])
+ */
 export interface EnqueueOptions {
   /** Earliest start, in ms from now (PostgreSQL's clock). A delay is not an exact time. */
   readonly delayMs?: number
@@ -24,7 +31,19 @@ export interface EnqueueOptions {
   readonly dedupTtlMs?: number
 }
 
-/** Options of a single send. */
+/**
+ * Options of a single send.
+ *
+ * @example
+ * await sql.begin(async (tx) => {
+ *   await tx`update orders set status = 'paid' where id = ${orderId}`
+ *   await broker.enqueue(sendReceipt.message(orderId), {
+ *     dedupKey: `receipt:${orderId}`,
+ *     dedupTtlMs: 86_400_000,
+ *     transaction: tx,
+ *   })
+ * })
+ */
 export interface SendOptions extends EnqueueOptions {
   /**
    * The caller's transaction (a Kysely transaction or a postgres.js `sql.begin`
@@ -34,12 +53,25 @@ export interface SendOptions extends EnqueueOptions {
   readonly transaction?: unknown
 }
 
-/** One entry of `enqueueMany`: a message and its own options. */
+/**
+ * One entry of `enqueueMany`: a message and its own options.
+ *
+ * @example
+ * const entry: EnqueueEntry = { message: add.message(1, 2), eta: new Date('2030-01-01T00:00:00Z') }
+ * await broker.enqueueMany([entry, add.message(3, 4)])
+ */
 export interface EnqueueEntry extends EnqueueOptions {
   readonly message: Message
 }
 
-/** Options of `enqueueMany`. */
+/**
+ * Options of `enqueueMany`.
+ *
+ * @example
+ * await db.transaction().execute(async (trx) => {
+ *   await broker.enqueueMany([add.message(1, 2), add.message(3, 4)], { transaction: trx })
+ * })
+ */
 export interface EnqueueManyOptions {
   /**
    * As for {@link SendOptions.transaction}. A batch with deduplication keys
@@ -50,7 +82,14 @@ export interface EnqueueManyOptions {
   readonly transaction?: unknown
 }
 
-/** The largest batch `enqueueMany` accepts. */
+/**
+ * The largest batch `enqueueMany` accepts.
+ *
+ * @example
+ * for (let i = 0; i < messages.length; i += MAX_BATCH) {
+ *   await broker.enqueueMany(messages.slice(i, i + MAX_BATCH))
+ * }
+ */
 export const MAX_BATCH = 1000
 
 const INT4_MAX = 2_147_483_647

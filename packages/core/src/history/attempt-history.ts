@@ -20,10 +20,24 @@ import {
 import { failureRecord } from '../worker/failure-record.js'
 import { BatchWriter } from './batch-writer.js'
 
-/** How an attempt ended; `incomplete` while it runs, or when its worker died or gave up on it. */
+/**
+ * How an attempt ended; `incomplete` while it runs, or when its worker died or gave up on it.
+ *
+ * @example
+ * const { items } = await history.listAttempts(message.id)
+ * const unfinished = items.filter((attempt) => attempt.status === ('incomplete' satisfies AttemptStatus))
+ */
 export type AttemptStatus = AttemptOutcome | 'incomplete'
 
-/** One execution of a message's handler. Never holds arguments or results. */
+/**
+ * One execution of a message's handler. Never holds arguments or results.
+ *
+ * @example
+ * const { items } = await history.listAttempts(message.id)
+ * for (const attempt of items) {
+ *   console.log(attempt.startedAt, attempt.status, attempt.durationMs, attempt.errorType)
+ * }
+ */
 export interface AttemptRecord {
   /** The attempt's own id (each retry has a new one). */
   readonly id: string
@@ -45,7 +59,12 @@ export interface AttemptRecord {
   readonly errorMessage: string | null
 }
 
-/** Options of `listAttempts`. */
+/**
+ * Options of `listAttempts`.
+ *
+ * @example
+ * const page = await history.listAttempts(message.id, { limit: 100, after: cursor })
+ */
 export interface ListAttemptsOptions {
   /** Page size, from 1 to 1,000. Default 50. */
   readonly limit?: number
@@ -53,14 +72,29 @@ export interface ListAttemptsOptions {
   readonly after?: string
 }
 
-/** A page of `listAttempts`. */
+/**
+ * A page of `listAttempts`.
+ *
+ * @example
+ * let after: string | undefined
+ * do {
+ *   const page: ListAttemptsResult = await history.listAttempts(message.id, { after })
+ *   console.log(page.items.length)
+ *   after = page.nextAfter ?? undefined
+ * } while (after)
+ */
 export interface ListAttemptsResult {
   readonly items: AttemptRecord[]
   /** The cursor for the next page; null on the last page. */
   readonly nextAfter: string | null
 }
 
-/** Options of `purgeAttempts`. */
+/**
+ * Options of `purgeAttempts`.
+ *
+ * @example
+ * const deleted = await history.purgeAttempts({ olderThanMs: 7 * 24 * 3600 * 1000 })
+ */
 export interface PurgeAttemptsOptions {
   /** Delete attempts that started longer ago than this, incomplete ones included. */
   readonly olderThanMs: number
@@ -69,6 +103,10 @@ export interface PurgeAttemptsOptions {
 /**
  * The attempt history plugin: one record per execution of a handler, with its
  * timings, outcome and error. Made by {@link attemptHistory}.
+ *
+ * @example
+ * const history: AttemptHistoryPlugin = attemptHistory()
+ * const broker = createBroker({ url: process.env.DATABASE_URL, plugins: [history] })
  */
 export interface AttemptHistoryPlugin extends IddqueuePlugin {
   readonly middleware: Middleware

@@ -1,6 +1,11 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors.js'
 
-/** Default limit on a message's encoded arguments plus options: 1 MiB. */
+/**
+ * Default limit on a message's encoded arguments plus options: 1 MiB.
+ *
+ * @example
+ * const broker = createBroker({ url, maxPayloadBytes: 4 * DEFAULT_MAX_PAYLOAD_BYTES }) // 4 MiB
+ */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
 
 function pathOf(parent: string, key: string | number): string {

@@ -1,6 +1,11 @@
 import { IddqueueError } from '../errors.js'
 
-/** Options of {@link Message.result}. */
+/**
+ * Options of {@link Message.result}.
+ *
+ * @example
+ * const sum = await message.result({ block: true, timeoutMs: 30_000 }) // with @iddqueue/results
+ */
 export interface ResultOptions {
   /** Wait for the result when it is not stored yet. Default `true`. */
   readonly block?: boolean
@@ -13,7 +18,14 @@ export interface MessageHost {
   readResult(message: Message, options: ResultOptions): Promise<unknown>
 }
 
-/** A message as JSON: what callbacks and `onRetryExhausted` actors receive. */
+/**
+ * A message as JSON: what callbacks and `onRetryExhausted` actors receive.
+ *
+ * @example
+ * broker.actor('on_done', (message: EncodedMessage, result: unknown) => {
+ *   console.log(`${message.actor} ${message.id} returned`, result)
+ * })
+ */
 export interface EncodedMessage {
   readonly id: string
   readonly actor: string

@@ -47,7 +47,13 @@ export function uuid7(now = Date.now()): string {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** True for a UUID in its canonical 36-character form. */
+/**
+ * True for a UUID in its canonical 36-character form.
+ *
+ * @example
+ * isUuid('0193c0de-6f2a-7b3c-9d1e-0a1b2c3d4e5f') // true
+ * isUuid('42') // false
+ */
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value)
 }

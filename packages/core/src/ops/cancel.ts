@@ -9,6 +9,10 @@ import { formatControl, onControl } from './control.js'
  * What `broker.cancel()` did: `cancelled` (the handler never ran and never
  * will), `requested` (it is running: its signal was aborted), `terminal`
  * (already done or rejected; nothing changed) or `missing`.
+ *
+ * @example
+ * const { status, state }: CancelResult = await broker.cancel(message.id)
+ * if (status === 'requested') console.log(`running (${state}): its signal was aborted`)
  */
 export interface CancelResult {
   readonly status: 'cancelled' | 'requested' | 'terminal' | 'missing'
@@ -16,14 +20,24 @@ export interface CancelResult {
   readonly state: MessageState | null
 }
 
-/** What `broker.cancellationStatus()` reports. */
+/**
+ * What `broker.cancellationStatus()` reports.
+ *
+ * @example
+ * const { state, requested }: CancellationStatus = await broker.cancellationStatus(message.id)
+ */
 export interface CancellationStatus {
   readonly state: MessageState | null
   /** True once a cancellation was requested. */
   readonly requested: boolean
 }
 
-/** Options of `broker.cancel()`. */
+/**
+ * Options of `broker.cancel()`.
+ *
+ * @example
+ * await broker.cancel(message.id, { timeoutMs: 5_000 })
+ */
 export interface CancelOptions {
   /** How long to wait for the owning worker's answer about a claimed message. Default 2,000 ms. */
   readonly timeoutMs?: number

@@ -6,10 +6,24 @@ import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { isUuid } from '../message/uuid7.js'
 
-/** The failure of a listed message: its error type, text, time and attempt, without the stack. */
+/**
+ * The failure of a listed message: its error type, text, time and attempt, without the stack.
+ *
+ * @example
+ * for (const { id, failure } of (await broker.listFailed()).items) {
+ *   if (failure) console.log(id, failure.type, failure.message, failure.at, failure.attempt)
+ * }
+ */
 export type FailureSummary = Omit<FailureRecord, 'stack'>
 
-/** A rejected message as `broker.listFailed()` lists it: no arguments, options or stack. */
+/**
+ * A rejected message as `broker.listFailed()` lists it: no arguments, options or stack.
+ *
+ * @example
+ * const { items } = await broker.listFailed({ queue: 'emails' })
+ * const oldest: FailedSummary | undefined = items[0]
+ * console.log(oldest?.actor, oldest?.retries, oldest?.updatedAt)
+ */
 export interface FailedSummary {
   readonly id: string
   readonly queue: string
@@ -28,6 +42,10 @@ export interface FailedSummary {
  * A rejected message as `broker.showFailed()` shows it. `args`, `options`
  * and `failure.stack` are present only with `{ payload: true }`: they may
  * hold application data.
+ *
+ * @example
+ * const failed: FailedMessage | undefined = await broker.showFailed(id, { payload: true })
+ * if (failed) console.log(failed.args, failed.failure?.stack)
  */
 export interface FailedMessage extends Omit<FailedSummary, 'failure'> {
   /** Smaller runs first. */
@@ -41,7 +59,12 @@ export interface FailedMessage extends Omit<FailedSummary, 'failure'> {
   readonly options?: Readonly<Record<string, unknown>>
 }
 
-/** Options of `broker.listFailed()`. */
+/**
+ * Options of `broker.listFailed()`.
+ *
+ * @example
+ * const page = await broker.listFailed({ queue: 'emails', actor: 'send_email', limit: 100 })
+ */
 export interface ListFailedOptions {
   /** Only this queue. */
   readonly queue?: string
@@ -53,14 +76,24 @@ export interface ListFailedOptions {
   readonly limit?: number
 }
 
-/** A page of `broker.listFailed()`. */
+/**
+ * A page of `broker.listFailed()`.
+ *
+ * @example
+ * const { items, nextAfter }: ListFailedResult = await broker.listFailed({ after: cursor })
+ */
 export interface ListFailedResult {
   readonly items: FailedSummary[]
   /** The cursor for the next page (pass it as `after`); null on the last page. */
   readonly nextAfter: string | null
 }
 
-/** Options of `broker.showFailed()`. */
+/**
+ * Options of `broker.showFailed()`.
+ *
+ * @example
+ * const withPayload = await broker.showFailed(id, { payload: true })
+ */
 export interface ShowFailedOptions {
   /** Include the arguments, options and stack trace. Default false. */
   readonly payload?: boolean
@@ -70,6 +103,10 @@ export interface ShowFailedOptions {
  * What `broker.retryFailed()` did: `retried` (queued again now), `missing`,
  * `not-rejected` (the message is not rejected: nothing changed) or `busy` (a
  * worker still holds the row while it records the rejection: try again).
+ *
+ * @example
+ * const { status } = await broker.retryFailed(id)
+ * if (status === 'busy') setTimeout(() => void broker.retryFailed(id), 1_000)
  */
 export interface RetryFailedResult {
   readonly status: 'retried' | 'missing' | 'not-rejected' | 'busy'

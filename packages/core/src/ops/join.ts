@@ -3,7 +3,12 @@ import { assertName } from '../actor/names.js'
 import type { BrokerContext } from '../broker/broker-context.js'
 import { wrapError } from '../broker/wrap-error.js'
 
-/** Options of `broker.join()`. */
+/**
+ * Options of `broker.join()`.
+ *
+ * @example
+ * await broker.join({ queues: ['emails'], timeoutMs: 10_000, intervalMs: 50 })
+ */
 export interface JoinOptions {
   /** Default: every queue of the declared actors. */
   readonly queues?: readonly string[]

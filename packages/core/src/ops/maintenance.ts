@@ -4,7 +4,16 @@ import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-options.js'
 
-/** Options of `broker.purge()`. */
+/**
+ * Options of `broker.purge()`.
+ *
+ * @example
+ * await broker.purge({
+ *   olderThanMs: 7 * 24 * 3600 * 1000,
+ *   batchSize: 1_000,
+ *   onProgress: ({ messages }) => console.log(`${messages} messages deleted so far`),
+ * })
+ */
 export interface PurgeOptions {
   /** Delete finished messages last changed longer ago than this. Default 30 days. */
   readonly olderThanMs?: number
@@ -16,7 +25,12 @@ export interface PurgeOptions {
   readonly exclusive?: boolean
 }
 
-/** What `broker.purge()` deleted. */
+/**
+ * What `broker.purge()` deleted.
+ *
+ * @example
+ * const { messages, deduplicationKeys }: PurgeResult = await broker.purge()
+ */
 export interface PurgeResult {
   readonly messages: number
   readonly deduplicationKeys: number
@@ -24,13 +38,23 @@ export interface PurgeResult {
   readonly skipped?: boolean
 }
 
-/** Options of `broker.recover()`. */
+/**
+ * Options of `broker.recover()`.
+ *
+ * @example
+ * const recovered = await broker.recover({ staleAfterMs: 30_000 })
+ */
 export interface RecoverOptions {
   /** A worker silent for this long is presumed dead. Default 6,000 ms. */
   readonly staleAfterMs?: number
 }
 
-/** Options of `broker.flush()`. */
+/**
+ * Options of `broker.flush()`.
+ *
+ * @example
+ * const deleted = await broker.flush({ queue: 'emails' })
+ */
 export interface FlushOptions {
   /** Only this queue. Default: every queue. */
   readonly queue?: string

@@ -3,7 +3,12 @@ import type { BrokerContext } from '../broker/broker-context.js'
 import { wrapError } from '../broker/wrap-error.js'
 import { formatControl, onControl } from './control.js'
 
-/** Options of `broker.pause()`. */
+/**
+ * Options of `broker.pause()`.
+ *
+ * @example
+ * await broker.pause('emails', { timeoutMs: 0 }) // store the pause, do not wait for workers
+ */
 export interface PauseOptions {
   /**
    * How long to wait for every live worker of the queue to confirm it starts
@@ -12,7 +17,13 @@ export interface PauseOptions {
   readonly timeoutMs?: number
 }
 
-/** What `broker.pause()` found. */
+/**
+ * What `broker.pause()` found.
+ *
+ * @example
+ * const { workers, acknowledged }: PauseResult = await broker.pause('emails')
+ * if (acknowledged < workers) console.warn('some workers stop at their next heartbeat')
+ */
 export interface PauseResult {
   readonly queue: string
   /** Live workers consuming the queue when the pause was stored. */

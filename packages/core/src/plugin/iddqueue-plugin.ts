@@ -3,13 +3,47 @@ import type { Logger } from '../broker/logger.js'
 import type { Message, ResultOptions } from '../message/message.js'
 import type { Middleware } from './middleware.js'
 
-/** Undoes a plugin's setup when the broker closes. */
+/**
+ * Undoes a plugin's setup when the broker closes.
+ *
+ * @example
+ * const heartbeat = (): IddqueuePlugin => ({
+ *   name: 'heartbeat-log',
+ *   setup(context) {
+ *     const timer = setInterval(() => context.logger.info('alive'), 60_000)
+ *     const teardown: Teardown = () => clearInterval(timer)
+ *     return teardown
+ *   },
+ * })
+ */
 export type Teardown = () => void | Promise<void>
 
-/** Reads stored results: what `message.result()` calls. Provided by `@iddqueue/results`. */
+/**
+ * Reads stored results: what `message.result()` calls. Provided by `@iddqueue/results`.
+ *
+ * @example
+ * const reader: ResultReader = async (message) => {
+ *   const [row] = await executor.query<{ result: unknown }>('select result from app.results where id = $1', [message.id])
+ *   return row?.result
+ * }
+ * // in a plugin's setup: context.provideResults(reader)
+ */
 export type ResultReader = (message: Message, options: ResultOptions) => Promise<unknown>
 
-/** What a plugin's `setup` receives. */
+/**
+ * What a plugin's `setup` receives.
+ *
+ * @example
+ * const watcher = (): IddqueuePlugin => ({
+ *   name: 'wake-watcher',
+ *   async setup(context: PluginContext) {
+ *     const stop = await context.subscribe(context.namespace.channel('wake'), (queue) =>
+ *       context.logger.debug('wake-up', { queue }),
+ *     )
+ *     return stop
+ *   },
+ * })
+ */
 export interface PluginContext {
   readonly namespace: Namespace
   /** The broker's connection. */

@@ -3,7 +3,17 @@ import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { ActorReference } from '../actor/actor-options.js'
 import type { Message } from '../message/message.js'
 
-/** What a handler run came to. Middleware may replace it on the way out. */
+/**
+ * What a handler run came to. Middleware may replace it on the way out.
+ *
+ * @example
+ * const skipDisabled: Middleware = {
+ *   async process(event, next): Promise<Outcome> {
+ *     if (event.message.options.disabled === true) return { kind: 'success', result: null }
+ *     return next()
+ *   },
+ * }
+ */
 export type Outcome =
   | { readonly kind: 'success'; readonly result: unknown }
   | {
@@ -21,7 +31,17 @@ export type Outcome =
   /** Not run, or stopped: the message was cancelled. */
   | { readonly kind: 'cancelled' }
 
-/** Fields of a message being enqueued. */
+/**
+ * Fields of a message being enqueued.
+ *
+ * @example
+ * const countWrites: Middleware = {
+ *   async enqueue(event: EnqueueEvent, next) {
+ *     await next()
+ *     console.log(`${event.messages.length} written${event.transactional ? ', not committed yet' : ''}`)
+ *   },
+ * }
+ */
 export interface EnqueueEvent {
   /** The messages about to be written (duplicates already removed). */
   readonly messages: readonly Message[]
@@ -31,7 +51,17 @@ export interface EnqueueEvent {
   readonly transactional: boolean
 }
 
-/** A message being processed by a worker. */
+/**
+ * A message being processed by a worker.
+ *
+ * @example
+ * const warnOnRetries: Middleware = {
+ *   process(event: ProcessEvent, next) {
+ *     if (event.retries >= 3) console.warn(`${event.actor.name} ${event.message.id}: attempt ${event.attempt}`)
+ *     return next()
+ *   },
+ * }
+ */
 export interface ProcessEvent {
   readonly message: Message
   readonly actor: ActorDefinition
@@ -68,7 +98,17 @@ export interface ProcessEvent {
   ): Message
 }
 
-/** A message whose outcome was just recorded. */
+/**
+ * A message whose outcome was just recorded.
+ *
+ * @example
+ * const rejections: Middleware = {
+ *   async settle(event) {
+ *     const rejected = event.settled.filter((s: SettledMessage) => s.state === 'rejected')
+ *     for (const s of rejected) console.warn(s.message.id, s.failure?.type)
+ *   },
+ * }
+ */
 export interface SettledMessage {
   readonly message: Message
   readonly outcome: Outcome
@@ -79,7 +119,17 @@ export interface SettledMessage {
   readonly failure: FailureRecord | undefined
 }
 
-/** A batch of outcomes, recorded in one transaction. */
+/**
+ * A batch of outcomes, recorded in one transaction.
+ *
+ * @example
+ * const countDone: Middleware = {
+ *   async settle(event: SettleEvent) {
+ *     const done = event.settled.filter((s) => s.state === 'done').length
+ *     await event.executor.query('update app.counters set done = done + $1', [done])
+ *   },
+ * }
+ */
 export interface SettleEvent {
   /** Only the messages this worker still held; a message recovered elsewhere is not here. */
   readonly settled: readonly SettledMessage[]
@@ -87,7 +137,16 @@ export interface SettleEvent {
   readonly executor: Executor
 }
 
-/** Rejected messages being put back in their queue by `broker.retryFailed()`. */
+/**
+ * Rejected messages being put back in their queue by `broker.retryFailed()`.
+ *
+ * @example
+ * const logRetries: Middleware = {
+ *   async revive(event: ReviveEvent) {
+ *     console.log('retrying', event.messageIds)
+ *   },
+ * }
+ */
 export interface ReviveEvent {
   /** The messages revived: queued again with their ids, arguments and options. */
   readonly messageIds: readonly string[]

@@ -1,4 +1,10 @@
-/** Most messages a worker buffers ahead of its free slots. */
+/**
+ * Most messages `prefetch: 'auto'` buffers ahead of a worker's free slots.
+ * A fixed `prefetch` number is used as given.
+ *
+ * @example
+ * console.log(MAX_PREFETCH) // 1000
+ */
 export const MAX_PREFETCH = 1000
 const WINDOW_MS = 250
 const SAMPLE_MS = 50

@@ -53,9 +53,19 @@ export interface ResolvedWorkerOptions {
   readonly settleBatchSize: number
 }
 
-/** Default of {@link WorkerOptions.staleAfterMs}, also used by `broker.recover()`. */
+/**
+ * Default of {@link WorkerOptions.staleAfterMs}, also used by `broker.recover()`.
+ *
+ * @example
+ * await broker.recover({ staleAfterMs: DEFAULT_STALE_AFTER_MS * 5 })
+ */
 export const DEFAULT_STALE_AFTER_MS = 6_000
-/** Default retention of finished messages: 30 days. */
+/**
+ * Default retention of finished messages: 30 days.
+ *
+ * @example
+ * const worker = broker.worker({ retentionMs: DEFAULT_RETENTION_MS / 10 }) // 3 days
+ */
 export const DEFAULT_RETENTION_MS = 30 * 24 * 3600 * 1000
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {

@@ -31,10 +31,22 @@ import {
   type WorkerOptions,
 } from './worker-options.js'
 
-/** Where a worker is in its life. */
+/**
+ * Where a worker is in its life.
+ *
+ * @example
+ * const state: WorkerState = worker.state
+ * if (state === 'running') await worker.stop()
+ */
 export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped'
 
-/** Counters of a worker since it started. */
+/**
+ * Counters of a worker since it started.
+ *
+ * @example
+ * const { running, buffered, succeeded, failed }: WorkerStats = worker.stats
+ * console.log(`${running} running, ${buffered} buffered, ${succeeded} ok, ${failed} failed`)
+ */
 export interface WorkerStats {
   /** Handlers running now. */
   readonly running: number

@@ -3,7 +3,13 @@ import type { Executor, KyselyLike, PostgresJsLike } from './executor.js'
 import { kyselyExecutor } from './kysely-executor.js'
 import { postgresJsExecutor } from './postgres-js-executor.js'
 
-/** True for a Kysely instance or transaction. */
+/**
+ * True for a Kysely instance or transaction.
+ *
+ * @example
+ * isKysely(db) // true for a Kysely instance or transaction
+ * isKysely(postgres(url)) // false
+ */
 export function isKysely(value: unknown): value is KyselyLike {
   return (
     typeof value === 'object' &&
@@ -13,14 +19,26 @@ export function isKysely(value: unknown): value is KyselyLike {
   )
 }
 
-/** True for a postgres.js instance or transaction. */
+/**
+ * True for a postgres.js instance or transaction.
+ *
+ * @example
+ * isPostgresJs(postgres(url)) // true, and for a transaction of sql.begin()
+ * isPostgresJs(db) // false for a Kysely instance
+ */
 export function isPostgresJs(value: unknown): value is PostgresJsLike {
   return (
     typeof value === 'function' && typeof (value as unknown as PostgresJsLike).unsafe === 'function'
   )
 }
 
-/** True for an {@link Executor}. */
+/**
+ * True for an {@link Executor}.
+ *
+ * @example
+ * isExecutor(toExecutor(sql)) // true
+ * isExecutor(sql) // false: wrap it with toExecutor()
+ */
 export function isExecutor(value: unknown): value is Executor {
   return (
     typeof value === 'object' &&

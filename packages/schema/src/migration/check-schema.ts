@@ -6,13 +6,27 @@ import { describeSchema, diffDescriptions } from './describe-schema.js'
 import { ledgerStatements } from './ledger.js'
 import { assertMigrationSets, type MigrationSet } from './migration.js'
 
-/** Options of {@link checkSchema}. */
+/**
+ * Options of {@link checkSchema}.
+ *
+ * @example
+ * const check = await checkSchema(sql, {
+ *   namespace: { schema: 'jobs' },
+ *   owners: [coreMigrations, { owner: 'audit-log', migrations: auditMigrations }],
+ * })
+ */
 export interface CheckSchemaOptions {
   readonly namespace?: Namespace | { schema?: string; prefix?: string }
   readonly owners?: readonly MigrationSet[]
 }
 
-/** The result of {@link checkSchema}. */
+/**
+ * The result of {@link checkSchema}.
+ *
+ * @example
+ * const { ok, differences }: SchemaCheck = await checkSchema(sql)
+ * if (!ok) process.exitCode = 1
+ */
 export interface SchemaCheck {
   /** True when the live schema matches the migrations exactly. */
   readonly ok: boolean

@@ -2,7 +2,13 @@ import type { Executor } from '../executor/executor.js'
 import { toExecutor } from '../executor/to-executor.js'
 import { type Namespace, type NamespaceOptions, toNamespace } from '../namespace/namespace.js'
 
-/** One table of a {@link SchemaDescription}, with namespace names removed. */
+/**
+ * One table of a {@link SchemaDescription}, with namespace names removed.
+ *
+ * @example
+ * const messages: TableDescription | undefined = (await describeSchema(sql)).messages
+ * console.log(messages?.indexes)
+ */
 export interface TableDescription {
   /** `name type [not null] [default ...]`, in column order. */
   readonly columns: readonly string[]
@@ -18,6 +24,10 @@ export interface TableDescription {
  * The catalog of a namespace's tables, by logical table name, with the
  * schema and prefix stripped so two namespaces compare equal when their
  * structure is.
+ *
+ * @example
+ * const live: SchemaDescription = await describeSchema(sql, { schema: 'jobs' })
+ * console.log(Object.keys(live)) // ['attempts', 'deduplication', 'messages', ...]
  */
 export type SchemaDescription = Record<string, TableDescription>
 

@@ -12,7 +12,13 @@ import {
 import { pendingMigrations } from './migrate.js'
 import { assertMigrationSets, type Migration, type MigrationSet } from './migration.js'
 
-/** Options of {@link generateInitSql} and {@link generateUpgradeSql}. */
+/**
+ * Options of {@link generateInitSql} and {@link generateUpgradeSql}.
+ *
+ * @example
+ * const options: GenerateSqlOptions = { namespace: { schema: 'jobs', prefix: 'billing_' } }
+ * const text = generateInitSql(options)
+ */
 export interface GenerateSqlOptions {
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */
   readonly namespace?: Namespace | NamespaceOptions

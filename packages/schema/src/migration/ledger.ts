@@ -5,7 +5,13 @@ import { quoteIdentifier } from '../namespace/identifier.js'
 import { type Namespace, namespace } from '../namespace/namespace.js'
 import type { Migration } from './migration.js'
 
-/** The oldest PostgreSQL iddqueue supports, as `server_version_num`. */
+/**
+ * The oldest PostgreSQL iddqueue supports, as `server_version_num`.
+ *
+ * @example
+ * const [row] = await sql`select current_setting('server_version_num')::int as version`
+ * if (row!.version < MIN_POSTGRES_VERSION) console.error('iddqueue needs PostgreSQL 14 or newer')
+ */
 export const MIN_POSTGRES_VERSION = 140000
 
 const CANONICAL = namespace({ schema: 'iddqueue', prefix: '' })
@@ -58,7 +64,12 @@ export async function assertPostgresVersion(executor: Executor): Promise<number>
   return version
 }
 
-/** One applied migration, as the ledger records it. */
+/**
+ * One applied migration, as the ledger records it.
+ *
+ * @example
+ * const ledger = await sql<AppliedMigration[]>`select owner, version, name, checksum from iddqueue.migrations`
+ */
 export interface AppliedMigration {
   readonly owner: string
   readonly version: number

@@ -13,7 +13,15 @@ import {
 } from './ledger.js'
 import { assertMigrationSets, type Migration, type MigrationSet } from './migration.js'
 
-/** Options of {@link migrate}. */
+/**
+ * Options of {@link migrate}.
+ *
+ * @example
+ * await migrate(sql, {
+ *   namespace: { schema: 'jobs' },
+ *   onMigration: ({ owner, version, name }) => console.log(`applying ${owner} #${version} ${name}`),
+ * })
+ */
 export interface MigrateOptions {
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */
   readonly namespace?: Namespace | NamespaceOptions
@@ -23,7 +31,13 @@ export interface MigrateOptions {
   readonly onMigration?: (migration: { owner: string; version: number; name: string }) => void
 }
 
-/** What {@link migrate} did. */
+/**
+ * What {@link migrate} did.
+ *
+ * @example
+ * const { applied }: MigrateResult = await migrate(sql)
+ * console.log(applied.length === 0 ? 'up to date' : `${applied.length} migrations applied`)
+ */
 export interface MigrateResult {
   /** Migrations applied by this call, in order; empty when already up to date. */
   readonly applied: readonly { owner: string; version: number; name: string }[]

@@ -3,9 +3,19 @@ import { InvalidIdentifierError } from '../errors.js'
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 const PREFIX = /^([a-z_][a-z0-9_]*)?$/
 
-/** Longest schema name: PostgreSQL truncates identifiers past 63 bytes. */
+/**
+ * Longest schema name: PostgreSQL truncates identifiers past 63 bytes.
+ *
+ * @example
+ * namespace({ schema: 's'.repeat(MAX_SCHEMA_BYTES) }) // the longest schema name accepted
+ */
 export const MAX_SCHEMA_BYTES = 63
-/** Longest table prefix, so that every table and index name stays within 63 bytes. */
+/**
+ * Longest table prefix, so that every table and index name stays within 63 bytes.
+ *
+ * @example
+ * namespace({ prefix: 'p'.repeat(MAX_PREFIX_BYTES) }) // the longest prefix accepted
+ */
 export const MAX_PREFIX_BYTES = 32
 
 function describe(value: unknown): string {
@@ -41,7 +51,13 @@ export function assertPrefix(value: unknown): asserts value is string {
   }
 }
 
-/** Quotes a validated identifier for SQL text. */
+/**
+ * Quotes a validated identifier for SQL text.
+ *
+ * @example
+ * const ns = namespace({ schema: 'jobs', prefix: 'billing_' })
+ * const table = `${quoteIdentifier(ns.schema)}.${ns.relation('audit_log')}` // "jobs"."billing_audit_log"
+ */
 export function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }

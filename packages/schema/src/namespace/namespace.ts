@@ -4,6 +4,10 @@ import { assertPrefix, assertSchemaName, quoteIdentifier } from './identifier.js
 
 /**
  * Where iddqueue keeps its tables: a PostgreSQL schema and a table prefix.
+ *
+ * @example
+ * const options: NamespaceOptions = { schema: 'jobs', prefix: 'billing_' }
+ * const ns = namespace(options)
  */
 export interface NamespaceOptions {
   /** The PostgreSQL schema. Default `'iddqueue'`. */
@@ -16,6 +20,11 @@ export interface NamespaceOptions {
  * A validated (schema, prefix) pair and every name derived from it: quoted
  * tables, NOTIFY channels and advisory-lock keys. Two namespaces in one
  * database never share a table, a channel or a lock key.
+ *
+ * @example
+ * const ns: Namespace = namespace({ schema: 'jobs' })
+ * ns.table('messages') // '"jobs"."messages"'
+ * ns.lockKey('purge') // a bigint, unique to this namespace and purpose
  */
 export interface Namespace {
   readonly schema: string
@@ -34,7 +43,12 @@ export interface Namespace {
   lockKey(purpose: string): bigint
 }
 
-/** Longest channel name PostgreSQL accepts (NAMEDATALEN - 1). */
+/**
+ * Longest channel name PostgreSQL accepts (NAMEDATALEN - 1).
+ *
+ * @example
+ * Buffer.byteLength(namespace({ schema: 's'.repeat(63) }).channel('control')) <= MAX_CHANNEL_BYTES // true
+ */
 export const MAX_CHANNEL_BYTES = 63
 
 /**
@@ -80,7 +94,13 @@ function channelName(key: string, purpose: string): string {
   return `iddqueue:${sha256Hex(full).slice(0, 40)}`
 }
 
-/** True when `value` is a namespace made by {@link namespace}. */
+/**
+ * True when `value` is a namespace made by {@link namespace}.
+ *
+ * @example
+ * isNamespace(namespace()) // true
+ * isNamespace({ schema: 'jobs' }) // false: options, not a namespace
+ */
 export function isNamespace(value: unknown): value is Namespace {
   return (
     typeof value === 'object' &&

@@ -1,11 +1,20 @@
 import type { ColumnType } from 'kysely'
 
-/** How an attempt ended; `null` while it runs or when its worker died. */
+/**
+ * How an attempt ended; `null` while it runs or when its worker died.
+ *
+ * @example
+ * const failed = await db.selectFrom('attempts').select('id').where('outcome', '=', 'failed' satisfies AttemptOutcome).execute()
+ */
 export type AttemptOutcome = 'successful' | 'failed'
 
 /**
  * The `attempts` table (opt-in history): one row per execution. Never holds
  * arguments or results.
+ *
+ * @example
+ * const slowest: Selectable<AttemptsTable>[] = await db
+ *   .selectFrom('attempts').selectAll().orderBy('duration_ms', 'desc').limit(10).execute()
  */
 export interface AttemptsTable {
   id: string

@@ -1,6 +1,11 @@
 import type { ColumnType, JSONColumnType } from 'kysely'
 
-/** The `coordination` table (owned by `@iddqueue/coordination`): limiter slots, buckets, windows and barriers. */
+/**
+ * The `coordination` table (owned by `@iddqueue/coordination`): limiter slots, buckets, windows and barriers.
+ *
+ * @example
+ * type CoordinationRow = Selectable<CoordinationTable> // the table comes with @iddqueue/coordination (planned)
+ */
 export interface CoordinationTable {
   key: string
   kind: string

@@ -3,6 +3,10 @@ import type { ColumnType, JSONColumnType } from 'kysely'
 /**
  * The `deduplication` table: one live key per (queue, key) with the message
  * it published, so duplicates return the original.
+ *
+ * @example
+ * const live: Selectable<DeduplicationTable>[] = await db
+ *   .selectFrom('deduplication').selectAll().where('queue', '=', 'reports').execute()
  */
 export interface DeduplicationTable {
   queue: string

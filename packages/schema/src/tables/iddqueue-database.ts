@@ -28,10 +28,21 @@ export interface IddqueueDatabase {
   migrations: MigrationsTable
 }
 
-/** The logical name of an iddqueue table. */
+/**
+ * The logical name of an iddqueue table.
+ *
+ * @example
+ * const table: TableName = 'messages'
+ * namespace({ schema: 'jobs' }).table(table) // '"jobs"."messages"'
+ */
 export type TableName = keyof IddqueueDatabase
 
-/** Every logical table name. */
+/**
+ * Every logical table name.
+ *
+ * @example
+ * for (const name of TABLE_NAMES) console.log(namespace({ prefix: 'app_' }).tableName(name))
+ */
 export const TABLE_NAMES: readonly TableName[] = Object.freeze([
   'messages',
   'deduplication',

@@ -1,9 +1,21 @@
 import type { ColumnType, Generated, JSONColumnType } from 'kysely'
 
-/** A message's place in its life cycle. */
+/**
+ * A message's place in its life cycle.
+ *
+ * @example
+ * const state: MessageState = 'rejected'
+ * const rejected = await db.selectFrom('messages').select('id').where('state', '=', state).execute()
+ */
 export type MessageState = 'queued' | 'consumed' | 'done' | 'rejected' | 'cancelled'
 
-/** Every message state, in life-cycle order. */
+/**
+ * Every message state, in life-cycle order.
+ *
+ * @example
+ * const counts = await db.selectFrom('messages').select(['state', db.fn.countAll().as('n')]).groupBy('state').execute()
+ * for (const state of MESSAGE_STATES) console.log(state, counts.find((c) => c.state === state)?.n ?? 0)
+ */
 export const MESSAGE_STATES: readonly MessageState[] = Object.freeze([
   'queued',
   'consumed',
@@ -12,7 +24,13 @@ export const MESSAGE_STATES: readonly MessageState[] = Object.freeze([
   'cancelled',
 ])
 
-/** The last failure of a message, kept until it succeeds. */
+/**
+ * The last failure of a message, kept until it succeeds.
+ *
+ * @example
+ * const rows = await db.selectFrom('messages').select(['id', 'failure']).where('state', '=', 'rejected').execute()
+ * for (const { id, failure } of rows) console.log(id, failure?.type, failure?.message)
+ */
 export interface FailureRecord {
   /** The error's class name, such as `TypeError`. */
   readonly type: string
@@ -31,6 +49,10 @@ export interface FailureRecord {
  *
  * A partial index over `queued` rows serves the claim, so retained finished
  * rows never slow it down.
+ *
+ * @example
+ * const ready: Selectable<MessagesTable>[] = await db
+ *   .selectFrom('messages').selectAll().where('state', '=', 'queued').where('eta', '<=', new Date()).execute()
  */
 export interface MessagesTable {
   id: string

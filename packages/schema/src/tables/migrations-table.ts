@@ -1,6 +1,11 @@
 import type { ColumnType } from 'kysely'
 
-/** The migration ledger: one row per applied migration, per owner. */
+/**
+ * The migration ledger: one row per applied migration, per owner.
+ *
+ * @example
+ * const ledger: Selectable<MigrationsTable>[] = await db.selectFrom('migrations').selectAll().execute()
+ */
 export interface MigrationsTable {
   owner: string
   version: number

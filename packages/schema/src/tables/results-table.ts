@@ -1,9 +1,19 @@
 import type { ColumnType } from 'kysely'
 
-/** What a stored result holds. */
+/**
+ * What a stored result holds.
+ *
+ * @example
+ * const state: ResultState = 'done' // the table comes with @iddqueue/results (planned)
+ */
 export type ResultState = 'done' | 'failed' | 'cancelled'
 
-/** The `results` table (owned by `@iddqueue/results`): one result per message, with a TTL. */
+/**
+ * The `results` table (owned by `@iddqueue/results`): one result per message, with a TTL.
+ *
+ * @example
+ * type ResultRow = Selectable<ResultsTable> // the table comes with @iddqueue/results (planned)
+ */
 export interface ResultsTable {
   message_id: string
   state: ResultState

@@ -1,6 +1,11 @@
 import type { ColumnType, Generated, JSONColumnType } from 'kysely'
 
-/** The `schedules` table (owned by `@iddqueue/scheduler`): a message template and when to send it. */
+/**
+ * The `schedules` table (owned by `@iddqueue/scheduler`): a message template and when to send it.
+ *
+ * @example
+ * type ScheduleRow = Selectable<SchedulesTable> // the table comes with @iddqueue/scheduler (planned)
+ */
 export interface SchedulesTable {
   name: string
   actor: string

@@ -1,6 +1,12 @@
 import type { ColumnType } from 'kysely'
 
-/** The `workers` table: live worker processes and their heartbeats. */
+/**
+ * The `workers` table: live worker processes and their heartbeats.
+ *
+ * @example
+ * const live: Selectable<WorkersTable>[] = await db
+ *   .selectFrom('workers').selectAll().orderBy('heartbeat_at', 'desc').execute()
+ */
 export interface WorkersTable {
   id: string
   host: string

@@ -43,11 +43,13 @@ export class InvalidPayloadError extends IddqueueError {}
 export class PayloadTooLargeError extends IddqueueError {}
 
 /**
- * A message names an actor no worker in this process declared, or a send
- * names an actor this broker does not know.
+ * Why a worker rejected a message: it names an actor this worker does not
+ * declare. Sending to an actor declared elsewhere is allowed (a producer-only
+ * service uses `broker.message()`); the worker that claims it decides.
  *
  * @example
- * broker.message('missing', []) // throws UnknownActorError
+ * const rows = await broker.listFailed()
+ * const strays = rows.items.filter((m) => m.failure?.type === 'UnknownActorError')
  */
 export class UnknownActorError extends IddqueueError {}
 
@@ -102,7 +104,7 @@ export class Retry extends IddqueueError {
  * attempt fails and follows the retry policy.
  *
  * @example
- * broker.actor('slow', async (ctx) => {
+ * broker.actor('slow', async (ctx: ActorContext) => {
  *   ctx.signal.throwIfAborted() // throws TimeLimitExceeded once the limit has passed
  * }, { timeLimitMs: 1000 })
  */
@@ -112,7 +114,7 @@ export class TimeLimitExceeded extends IddqueueError {}
  * The reason a handler's `signal` aborts when its worker stops gracefully.
  *
  * @example
- * broker.actor('long', async (ctx) => {
+ * broker.actor('long', async (ctx: ActorContext) => {
  *   if (ctx.signal.aborted && WorkerShutdown.isInstance(ctx.signal.reason)) return 'stopped early'
  * })
  */
@@ -123,7 +125,7 @@ export class WorkerShutdown extends IddqueueError {}
  * running. A cooperative handler may return normally.
  *
  * @example
- * broker.actor('export', async (ctx) => {
+ * broker.actor('export', async (ctx: ActorContext) => {
  *   for (const chunk of chunks) {
  *     if (ctx.signal.aborted) return { stopped: true }
  *     await write(chunk)

@@ -40,9 +40,12 @@ export class IddqueueError extends Error {
   }
 
   /** True when `error` is an iddqueue error of this class (or a subclass), across package copies. */
-  static isInstance(error: unknown): boolean {
+  static isInstance<T extends abstract new (...args: never[]) => IddqueueError>(
+    this: T,
+    error: unknown,
+  ): error is InstanceType<T> {
     if (typeof error !== 'object' || error === null) return false
-    if (this === IddqueueError) return marker in error
+    if ((this as unknown) === IddqueueError) return marker in error
     return Symbol.for(`iddqueue.error.${this.name}`) in error
   }
 }

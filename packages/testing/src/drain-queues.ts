@@ -34,7 +34,7 @@ export interface JoinableBroker {
  * worker meanwhile, or nothing will ever drain.
  *
  * @example
- * await sendReceipt.send(['order-1'])
+ * await sendReceipt.send('order-1')
  * await drainQueues(broker, { queues: ['receipts'], timeoutMs: 5_000 })
  * expect(await sql`select * from receipts`).toHaveLength(1)
  */

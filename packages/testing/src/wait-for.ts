@@ -25,7 +25,7 @@ export interface WaitForOptions {
  * error it throws ends the wait and is rethrown as is.
  *
  * @example
- * await sendReceipt.send(['order-1'])
+ * await sendReceipt.send('order-1')
  * await waitFor(async () => (await sql`select 1 from receipts`).length === 1, {
  *   message: 'the receipt row',
  * })

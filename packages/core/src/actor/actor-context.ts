@@ -51,13 +51,35 @@ export type Handler = (...args: never[]) => unknown
  * type Args = ActorArgs<typeof handler> // [to: string, subject: string]
  */
 export type ActorArgs<H extends Handler> =
-  Parameters<H> extends [...infer Args, infer Last]
-    ? 0 extends 1 & Last
-      ? Parameters<H>
-      : [Last] extends [ActorContext<infer _>]
-        ? Args
-        : Parameters<H>
-    : Parameters<H>
+  IsContext<LastOf<Required<Parameters<H>>>> extends true ? DropLast<Parameters<H>> : Parameters<H>
+
+type LastOf<T extends readonly unknown[]> = T extends readonly [...unknown[], infer L] ? L : never
+
+/** True for `ActorContext` and `ActorContext | undefined`; false for `any`, `unknown`, `undefined`, `never`. */
+type IsContext<T> = 0 extends 1 & T
+  ? false
+  : [T] extends [never]
+    ? false
+    : [T] extends [undefined]
+      ? false
+      : [Exclude<T, undefined>] extends [ActorContext<infer _>]
+        ? true
+        : false
+
+/** A tuple without its last element, keeping which elements are optional. */
+type DropLast<T extends readonly unknown[]> = number extends T['length']
+  ? T
+  : T extends readonly []
+    ? []
+    : T extends readonly [infer Head, ...infer Rest]
+      ? Rest extends readonly []
+        ? []
+        : [Head, ...DropLast<Rest>]
+      : T extends readonly [(infer Head)?, ...infer Rest]
+        ? Rest extends readonly []
+          ? []
+          : [Head?, ...DropLast<Rest>]
+        : T
 
 /**
  * What `await message.result()` returns for a handler.

@@ -28,6 +28,12 @@ export interface BrokerOptions {
   readonly listenUrl?: string
   /** Never LISTEN: workers and waiters poll. For poolers without a direct URL. Default false. */
   readonly pollOnly?: boolean
+  /**
+   * Use prepared statements on the pool opened for `url` (postgres.js
+   * `prepare`). Turn off behind PgBouncer in transaction mode older than 1.21
+   * (or without `max_prepared_statements`). Default true.
+   */
+  readonly prepare?: boolean
   /** Size of the pool opened for `url`. Default 10. */
   readonly poolSize?: number
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */

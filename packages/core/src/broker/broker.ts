@@ -349,7 +349,12 @@ export class Broker {
    */
   worker(options: WorkerOptions = {}): Worker {
     this.#core.assertOpen()
-    const worker = createWorker(this.#core, options, () => this.#workers.delete(worker))
+    const worker = createWorker(
+      this.#core,
+      options,
+      () => this.#workers.delete(worker),
+      () => this.close(),
+    )
     this.#workers.add(worker)
     return worker
   }
@@ -369,7 +374,7 @@ export class Broker {
 
   /**
    * Puts back in the queue every message held by a worker that stopped
-   * heartbeating (default: for 30 seconds), keeping its retry budget.
+   * heartbeating (default: for 6 seconds), keeping its retry budget.
    * Workers already do this for each other every few seconds.
    *
    * @example
@@ -571,6 +576,22 @@ export class Broker {
         return completedCount(this.#core, ids)
       },
     }
+  }
+
+  /**
+   * Runs every plugin's setup now (every operation does it first, on
+   * demand). Call it in a script that only uses a plugin's own methods, such
+   * as `attemptHistory().listAttempts()`, before anything else has run.
+   *
+   * @example
+   * const history = attemptHistory()
+   * const broker = createBroker({ url, plugins: [history] })
+   * await broker.ready()
+   * const page = await history.listAttempts(messageId)
+   */
+  ready(): Promise<void> {
+    this.#core.assertOpen()
+    return this.#ready()
   }
 
   /**

@@ -26,13 +26,15 @@ export interface ConnectionOptions {
   readonly listenUrl?: string
   readonly pollOnly?: boolean
   readonly poolSize?: number
+  readonly prepare?: boolean
 }
 
 type Sql = postgres.Sql
 
-function ownPool(url: string, max: number): Sql {
+function ownPool(url: string, max: number, prepare: boolean): Sql {
   return postgres(url, {
     max,
+    prepare,
     onnotice: () => {},
     connection: { application_name: 'iddqueue' },
   })
@@ -71,9 +73,10 @@ export function openConnection(options: ConnectionOptions): Connection {
         'Invalid url: expected a postgres:// or postgresql:// connection string',
       )
     }
-    const sql = ownPool(options.url, poolSize)
+    const prepare = options.prepare ?? true
+    const sql = ownPool(options.url, poolSize, prepare)
     owned.push(sql)
-    executor = postgresJsExecutor(sql)
+    executor = postgresJsExecutor(sql, { prepare })
     listenSql = sql
   } else if (options.sql !== undefined) {
     if (!isPostgresJs(options.sql)) {
@@ -89,7 +92,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     executor = kyselyExecutor(options.db)
   }
   if (options.listenUrl !== undefined) {
-    listenSql = ownPool(options.listenUrl, 1)
+    listenSql = ownPool(options.listenUrl, 1, true)
     owned.push(listenSql)
   }
   return {

@@ -35,7 +35,7 @@ export interface BrokerEvents {
   }
   /** A message was rejected for good (retries exhausted, age limit, unknown actor, ...). */
   'message:rejected': { readonly message: Message; readonly error: unknown }
-  /** A message was cancelled before it ran. */
+  /** A running handler's message ended cancelled, after a cancellation request. */
   'message:cancelled': { readonly message: Message }
   'worker:started': { readonly workerId: string; readonly queues: readonly string[] }
   'worker:stopping': { readonly workerId: string }

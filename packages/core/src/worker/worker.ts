@@ -88,6 +88,7 @@ export class Worker {
   readonly #core: BrokerContext
   readonly #options: ResolvedWorkerOptions
   readonly #onStopped: () => void
+  readonly #closeBroker: () => Promise<void>
   #state: WorkerState = 'idle'
   #queues: readonly string[] = []
   #queueSet: ReadonlySet<string> = new Set()
@@ -118,8 +119,14 @@ export class Worker {
   readonly #pendingCancels = new Map<string, number>()
 
   /** @internal Use `broker.worker()`. */
-  constructor(core: BrokerContext, options: WorkerOptions, onStopped: () => void) {
+  constructor(
+    core: BrokerContext,
+    options: WorkerOptions,
+    onStopped: () => void,
+    closeBroker: () => Promise<void> = async () => {},
+  ) {
     this.#core = core
+    this.#closeBroker = closeBroker
     this.#options = resolveWorkerOptions(options)
     this.#onStopped = onStopped
     this.#prefetch = new Prefetch(this.#options.prefetch, this.#options.concurrency)
@@ -229,17 +236,30 @@ export class Worker {
   }
 
   /**
-   * Stops gracefully on SIGTERM or SIGINT (or the given signals). Returns a
-   * function that removes the handlers.
+   * On SIGTERM or SIGINT (or the given signals), stops this worker
+   * gracefully and then closes its broker (every other worker of it stops
+   * too, and the pool it owns closes), so the process can exit once nothing
+   * else keeps it alive. With `{ closeBroker: false }` only this worker
+   * stops. Returns a function that removes the handlers.
    *
    * @example
    * await worker.start()
    * worker.stopOnSignals()
    */
-  stopOnSignals(signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): () => void {
+  stopOnSignals(
+    signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'],
+    options: { readonly closeBroker?: boolean } = {},
+  ): () => void {
     const handler = (signal: NodeJS.Signals) => {
       this.#core.logger.info('stopping on signal', { worker: this.id, signal })
-      void this.stop()
+      const stopped = this.stop()
+      if (options.closeBroker !== false) {
+        void stopped
+          .then(this.#closeBroker)
+          .catch((error: unknown) =>
+            this.#core.logger.error('could not close the broker after a signal', { error }),
+          )
+      }
     }
     for (const signal of signals) process.on(signal, handler)
     return () => {
@@ -721,6 +741,7 @@ export function createWorker(
   core: BrokerContext,
   options: WorkerOptions,
   onStopped: () => void,
+  closeBroker: () => Promise<void>,
 ): Worker {
-  return new Worker(core, options, onStopped)
+  return new Worker(core, options, onStopped, closeBroker)
 }

@@ -25,7 +25,8 @@ function rawQuery(sql: string, parameters: readonly unknown[]) {
  * const executor = kyselyExecutor(db)
  * await db.transaction().execute((trx) => kyselyExecutor(trx).query('select 1'))
  */
-export function kyselyExecutor(db: KyselyLike): Executor {
+export function kyselyExecutor(instance: object): Executor {
+  const db = instance as KyselyLike
   const plain = db.withoutPlugins ? db.withoutPlugins() : db
   const inTransaction = db.isTransaction
   const executor: Executor = {

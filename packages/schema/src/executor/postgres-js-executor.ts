@@ -7,20 +7,27 @@ import type { Executor, PostgresJsLike } from './executor.js'
  * @example
  * const executor = postgresJsExecutor(postgres(url))
  */
-export function postgresJsExecutor(sql: PostgresJsLike): Executor {
+export function postgresJsExecutor(
+  instance: object,
+  options: { readonly prepare?: boolean } = {},
+): Executor {
+  const sql = instance as PostgresJsLike
+  const prepare = options.prepare ?? true
   const inTransaction = typeof sql.savepoint === 'function'
   return {
     inTransaction,
     async query<Row>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
       // Without parameters postgres.js uses the simple protocol, which also
       // allows several statements in one text (migrations rely on that).
-      const rows = await sql.unsafe(text, params as unknown[], { prepare: params.length > 0 })
+      const rows = await sql.unsafe(text, params as unknown[], {
+        prepare: prepare && params.length > 0,
+      })
       return rows as Row[]
     },
     async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       const open = inTransaction ? sql.savepoint : sql.begin
       if (typeof open !== 'function') throw new TypeError('postgres.js instance has no begin()')
-      return (await open.call(sql, (tx) => fn(postgresJsExecutor(tx)))) as T
+      return (await open.call(sql, (tx) => fn(postgresJsExecutor(tx, options)))) as T
     },
   }
 }

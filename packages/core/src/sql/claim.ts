@@ -13,11 +13,9 @@ import type { Namespace } from '@iddqueue/schema'
  * Parameters: the queue (or an array of queues), the limit, the worker id.
  */
 export function claimSql(ns: Namespace, queueCount: number): string {
-  const queueMatch = queueCount === 1 ? 'm.queue = $1::text' : 'm.queue = any($1::text[])'
   return `with next as (
   select m.id from ${ns.table('messages')} m
-   where m.state = 'queued' and ${queueMatch} and m.eta <= now()
-     and m.queue not in (select c.queue from ${ns.table('queue_control')} c where c.paused)
+   where m.state = 'queued' and ${readyQueues(ns, queueCount)} and m.eta <= now()
    order by m.priority, m.eta, m.id
    limit $2
    for update skip locked
@@ -32,15 +30,26 @@ returning m.id, m.queue, m.actor, m.args, m.options, m.priority, m.retries,
 }
 
 /**
+ * The pause gate, written so PostgreSQL evaluates it once per statement
+ * rather than once per row: for one queue an uncorrelated `not exists`, for
+ * several the array of those not paused.
+ */
+function readyQueues(ns: Namespace, queueCount: number): string {
+  const control = ns.table('queue_control')
+  return queueCount === 1
+    ? `m.queue = $1::text and not exists (select 1 from ${control} c where c.queue = $1::text and c.paused)`
+    : `m.queue = any(array(select q from unnest($1::text[]) as q
+         where not exists (select 1 from ${control} c where c.queue = q and c.paused)))`
+}
+
+/**
  * How long until the next queued message of the worker's queues becomes
  * ready (negative when one is ready now), or null when none is queued.
  *
  * Parameters: the queue (or an array of queues).
  */
 export function nextEtaSql(ns: Namespace, queueCount: number): string {
-  const queueMatch = queueCount === 1 ? 'queue = $1::text' : 'queue = any($1::text[])'
-  return `select (extract(epoch from min(eta) - now()) * 1000)::float8 as wait_ms
-  from ${ns.table('messages')}
- where state = 'queued' and ${queueMatch}
-   and queue not in (select c.queue from ${ns.table('queue_control')} c where c.paused)`
+  return `select (extract(epoch from min(m.eta) - now()) * 1000)::float8 as wait_ms
+  from ${ns.table('messages')} m
+ where m.state = 'queued' and ${readyQueues(ns, queueCount)}`
 }

@@ -1,23 +1,10 @@
 import type { ActorContext } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Run } from './run.js'
 
 /** @internal Runs one message through an actor's middleware to its handler. */
 export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
-
-interface Invocation {
-  /** The handler's own promise: the worker keeps the slot until it ends. */
-  readonly handler: Promise<unknown>
-  /** Ends the attempt now with a failure (the time limit), whatever the handler does. */
-  readonly expire: (error: unknown) => void
-}
-
-const invocations = new WeakMap<ProcessEvent, Invocation>()
-
-/** @internal The handler promise of an event, once its handler was called. */
-export function handlerOf(event: ProcessEvent): Promise<unknown> | undefined {
-  return invocations.get(event)?.handler
-}
 
 /**
  * @internal Fails the attempt of `event` at once with `error`, and aborts its
@@ -25,7 +12,7 @@ export function handlerOf(event: ProcessEvent): Promise<unknown> | undefined {
  */
 export function expire(event: ProcessEvent, error: unknown): void {
   event.abort(error)
-  invocations.get(event)?.expire(error)
+  ;(event as Run).expire?.(error)
 }
 
 /**
@@ -62,8 +49,10 @@ function invoke(event: ProcessEvent): Promise<Outcome> {
     return Promise.resolve({ kind: 'failure', error })
   }
   // One promise settles the attempt: the handler's result, or expire() first.
+  const run = event as Run
+  run.handler = handler
   return new Promise<Outcome>((resolve) => {
-    invocations.set(event, { handler, expire: (error) => resolve({ kind: 'failure', error }) })
+    run.expire = (error) => resolve({ kind: 'failure', error })
     handler.then(
       (result) => resolve({ kind: 'success', result }),
       (error: unknown) => resolve({ kind: 'failure', error }),

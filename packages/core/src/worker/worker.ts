@@ -22,7 +22,8 @@ import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
 import { compareDeliveries, type Delivery } from './delivery.js'
 import { Liveness } from './liveness.js'
 import { Prefetch } from './prefetch.js'
-import { handlerOf, type ProcessChain, processChain } from './process-chain.js'
+import { type ProcessChain, processChain } from './process-chain.js'
+import { Run } from './run.js'
 import type { SettleEntry } from './settle.js'
 import { SettleBatcher } from './settle-batcher.js'
 import {
@@ -56,15 +57,6 @@ export interface WorkerStats {
   readonly settling: number
   readonly succeeded: number
   readonly failed: number
-}
-
-interface Run {
-  readonly event: ProcessEvent
-  readonly delivery: Delivery
-  /** Set when a graceful stop gave up waiting: the outcome is no longer recorded. */
-  abandoned: boolean
-  /** Set when the message was cancelled while running: a failure then ends as cancelled, never retried. */
-  cancelled: boolean
 }
 
 /** How long a cancellation for a message not seen yet (a claim in flight) is remembered. */
@@ -368,50 +360,15 @@ export class Worker {
   #start(delivery: Delivery): void {
     const core = this.#core
     const actor = core.actors.get(delivery.actor)
-    const message = new Message(
-      core.host,
-      delivery.id,
-      delivery.actor,
-      delivery.queue,
-      delivery.args,
-      delivery.priority,
-      delivery.options,
-    )
-    const followUps: PreparedEntry[] = []
-    let controller: AbortController | undefined
-    const event: ProcessEvent = {
-      message,
-      actor: actor!,
-      attempt: delivery.retries + 1,
-      retries: delivery.retries,
-      ageMs: delivery.age_ms,
-      workerId: this.id,
-      get signal() {
-        controller ??= new AbortController()
-        return controller.signal
-      },
-      abort(reason) {
-        controller ??= new AbortController()
-        controller.abort(reason)
-      },
-      enqueueAfter: (follow, options) => {
-        followUps.push(
-          prepareEntry(
-            follow,
-            options ?? {},
-            core.maxPayloadBytes,
-            `message for ${follow.actor} after ${message.actor}`,
-          ),
-        )
-      },
-      messageFor: (reference, args, options) => this.#messageFor(reference, args, options),
-    }
-    const run: Run = { event, delivery, abandoned: false, cancelled: false }
+    const run = new Run(core, delivery, actor!, this.id)
     this.#running.set(delivery.id, run)
     if (core.events.has('message:started')) {
-      core.events.emit('message:started', { message, attempt: event.attempt, workerId: this.id })
+      core.events.emit('message:started', {
+        message: run.message,
+        attempt: run.attempt,
+        workerId: this.id,
+      })
     }
-    const started = performance.now()
     const invalid = actor
       ? !Array.isArray(delivery.args) ||
         typeof delivery.options !== 'object' ||
@@ -423,28 +380,26 @@ export class Worker {
       : new UnknownActorError(
           `Message ${delivery.id} names actor ${delivery.actor}, which this worker does not declare; rejected`,
         )
-    const outcome: Promise<Outcome> = invalid
-      ? Promise.resolve({ kind: 'failure', error: invalid, final: true })
-      : this.#chain(actor!)(event).catch(
-          (error: unknown) => ({ kind: 'failure', error }) as Outcome,
-        )
-    void outcome.then((result) => this.#finish(run, result, followUps, performance.now() - started))
+    if (invalid) {
+      this.#finish(run, { kind: 'failure', error: invalid, final: true })
+      return
+    }
+    this.#chain(actor!)(run).then(
+      (outcome) => this.#finish(run, outcome),
+      (error: unknown) => this.#finish(run, { kind: 'failure', error }),
+    )
   }
 
-  #finish(run: Run, result: Outcome, followUps: PreparedEntry[], durationMs: number): void {
-    const { event } = run
+  #finish(run: Run, result: Outcome): void {
     // A cancelled message is never retried: a failure after the request ends it.
-    const outcome: Outcome =
-      run.cancelled && result.kind === 'failure' ? { kind: 'cancelled' } : result
-    if (!run.abandoned) {
-      this.#settler.add({ message: event.message, outcome, attempt: event.attempt, followUps })
-    }
-    this.#emitOutcome(event, outcome, durationMs)
+    run.outcome = run.cancelled && result.kind === 'failure' ? { kind: 'cancelled' } : result
+    if (!run.abandoned) this.#settler.add(run)
+    this.#emitOutcome(run, run.outcome, performance.now() - run.startedAt)
     // Keep the slot until the handler really ends (a time limit fails the
     // attempt first), so no more than `concurrency` handlers ever run.
-    const handler = handlerOf(event)
-    if (handler && outcome.kind === 'failure' && TimeLimitExceeded.isInstance(outcome.error)) {
-      void handler.then(
+    const outcome = run.outcome
+    if (run.handler && outcome.kind === 'failure' && TimeLimitExceeded.isInstance(outcome.error)) {
+      void run.handler.then(
         () => this.#freeSlot(run),
         () => this.#freeSlot(run),
       )
@@ -486,32 +441,6 @@ export class Worker {
     } else if (outcome.kind === 'cancelled') {
       events.emit('message:cancelled', { message })
     }
-  }
-
-  #messageFor(
-    reference: ActorReference,
-    args: readonly unknown[],
-    options: {
-      id?: string
-      queue?: string
-      priority?: number
-      options?: Readonly<Record<string, unknown>>
-    } = {},
-  ): Message {
-    const name = referenceName(reference)
-    assertName('actor', name)
-    const declared = this.#core.actors.get(name)
-    const queue = options.queue ?? declared?.queue ?? 'default'
-    assertName('queue', queue)
-    return new Message(
-      this.#core.host,
-      options.id ?? uuid7(),
-      name,
-      queue,
-      [...args],
-      options.priority ?? declared?.options.priority ?? 0,
-      options.options ?? {},
-    )
   }
 
   /** Returns unstarted messages to the queue, eta and retry budget intact. */
@@ -575,7 +504,7 @@ export class Worker {
     const run = this.#running.get(id)
     if (run) {
       run.cancelled = true
-      run.event.abort(new MessageCancelled(`Message ${id} was cancelled while running`))
+      run.abort(new MessageCancelled(`Message ${id} was cancelled while running`))
       void sendControl(this.#core, { kind: 'cancelled', messageId: id, running: true }).catch(
         (error: unknown) => this.#reportError(error, 'answer a cancellation'),
       )
@@ -682,8 +611,7 @@ export class Worker {
       await Promise.resolve(unsubscribe()).catch(() => {})
     this.#release(this.#buffer.splice(0))
     for (const run of this.#running.values()) {
-      if (run.event.actor?.options.notifyShutdown)
-        run.event.abort(new WorkerShutdown('The worker is stopping'))
+      if (run.actor?.options.notifyShutdown) run.abort(new WorkerShutdown('The worker is stopping'))
     }
     if (this.#running.size > 0) {
       const drained = new Promise<boolean>((resolve) => {
@@ -705,7 +633,7 @@ export class Worker {
         )
         for (const run of this.#running.values()) {
           run.abandoned = true
-          run.event.abort(new WorkerShutdown('The worker stopped before this handler finished'))
+          run.abort(new WorkerShutdown('The worker stopped before this handler finished'))
         }
         this.#release([...this.#running.values()].map((run) => run.delivery))
       }

@@ -1,0 +1,87 @@
+import type { ActorDefinition } from '../actor/actor-definition.js'
+import type { ActorReference } from '../actor/actor-options.js'
+import type { BrokerContext } from '../broker/broker-context.js'
+import { type PreparedEntry, prepareEntry } from '../enqueue/prepared-entry.js'
+import { Message } from '../message/message.js'
+import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Delivery } from './delivery.js'
+import { type MessageForOptions, messageFor } from './message-for.js'
+import type { SettleEntry } from './settle.js'
+
+const NO_FOLLOW_UPS: readonly PreparedEntry[] = Object.freeze([])
+const PENDING: Outcome = Object.freeze({ kind: 'requeue' })
+
+/**
+ * @internal One delivery of a message to its handler. It is at once the
+ * event middleware sees, the worker's record of a running message, and the
+ * entry the settle batcher writes: one object per message, with its
+ * behaviour on the prototype, because the worker makes tens of thousands of
+ * them a second.
+ */
+export class Run implements ProcessEvent, SettleEntry {
+  readonly message: Message
+  readonly attempt: number
+  readonly retries: number
+  readonly ageMs: number
+  readonly startedAt = performance.now()
+  /** Set when the outcome is known. */
+  outcome: Outcome = PENDING
+  followUps: readonly PreparedEntry[] = NO_FOLLOW_UPS
+  /** A graceful stop gave up waiting: the outcome is no longer recorded. */
+  abandoned = false
+  /** Cancelled while running: a failure then ends as cancelled, never retried. */
+  cancelled = false
+  /** The handler's own promise: the worker keeps the slot until it ends. */
+  handler: Promise<unknown> | undefined = undefined
+  /** Ends the attempt at once (the time limit), whatever the handler does. */
+  expire: ((error: unknown) => void) | undefined = undefined
+  #controller: AbortController | undefined = undefined
+
+  constructor(
+    private readonly core: BrokerContext,
+    readonly delivery: Delivery,
+    readonly actor: ActorDefinition,
+    readonly workerId: string,
+  ) {
+    this.message = new Message(
+      core.host,
+      delivery.id,
+      delivery.actor,
+      delivery.queue,
+      delivery.args,
+      delivery.priority,
+      delivery.options,
+    )
+    this.attempt = delivery.retries + 1
+    this.retries = delivery.retries
+    this.ageMs = delivery.age_ms
+  }
+
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController()
+    return this.#controller.signal
+  }
+
+  abort(reason: unknown): void {
+    this.#controller ??= new AbortController()
+    this.#controller.abort(reason)
+  }
+
+  enqueueAfter(message: Message, options?: { readonly delayMs?: number }): void {
+    const entry = prepareEntry(
+      message,
+      options ?? {},
+      this.core.maxPayloadBytes,
+      `message for ${message.actor} after ${this.message.actor}`,
+    )
+    this.followUps = [...this.followUps, entry]
+  }
+
+  messageFor(
+    reference: ActorReference,
+    args: readonly unknown[],
+    options?: MessageForOptions,
+  ): Message {
+    return messageFor(this.core, reference, args, options)
+  }
+}

@@ -846,7 +846,7 @@ describe('callbacks', () => {
 
 describe('currentMessage()', () => {
   it('is the running message in the handler and its nested async calls, and undefined outside', async () => {
-    const broker = db.broker()
+    const broker = db.broker({ currentMessage: true })
     const queue = uniqueQueue()
     const seen: Record<string, string | undefined> = {}
     const inFailedListener: (Message | undefined)[] = []
@@ -898,7 +898,7 @@ describe('currentMessage()', () => {
   })
 
   it('gives each of 4 parallel handlers its own message across interleaved awaits', async () => {
-    const broker = db.broker()
+    const broker = db.broker({ currentMessage: true })
     const queue = uniqueQueue()
     const arrive = barrier(4)
     const mismatches: string[] = []
@@ -925,8 +925,8 @@ describe('currentMessage()', () => {
     expect(mismatches).toEqual([])
   })
 
-  it('stays undefined inside handlers with createBroker({ currentMessage: false })', async () => {
-    const broker = db.broker({ currentMessage: false })
+  it('stays undefined inside handlers by default (opt-in), and with { currentMessage: false }', async () => {
+    const broker = db.broker()
     const queue = uniqueQueue()
     const seen: (Message | undefined)[] = []
     const off = broker.actor(

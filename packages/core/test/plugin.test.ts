@@ -185,7 +185,7 @@ describe('a plugin (auditLog)', () => {
         },
       },
     })
-    const broker = db.broker({ plugins: [tracer('first'), tracer('second')] })
+    const broker = db.broker({ plugins: [tracer('first'), tracer('second')], currentMessage: true })
     const queue = uniqueQueue()
     const traced = broker.actor(
       'traced',

@@ -114,7 +114,7 @@ export class Broker {
     const connection = openConnection(options)
     let queries: Promise<Kysely<IddqueueDatabase>> | undefined
     const middleware: Middleware[] = [
-      ...defaultMiddleware({ currentMessage: options.currentMessage ?? true }),
+      ...defaultMiddleware({ currentMessage: options.currentMessage ?? false }),
       ...plugins.flatMap((plugin) => (plugin.middleware ? [plugin.middleware] : [])),
       ...(options.middleware ?? []),
     ]

@@ -16,7 +16,7 @@ import {
   Message,
   SchemaNotReadyError,
 } from '../src/index.js'
-import { collectNotifications, setupDatabase, until } from './helpers.js'
+import { collectNotifications, setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */
@@ -620,5 +620,29 @@ describe('enqueue middleware', () => {
     expect(audited).toEqual([{ message_id: kept.id }])
     const rows = await db.sql`select id from iddqueue.messages`
     expect(rows).toEqual([{ id: kept.id }])
+  })
+})
+
+describe('uniform batches', () => {
+  it('store each message exactly as the general path does (options as objects, shared delay and priority)', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue()
+    const job = broker.actor('uniform', (_i: number) => {}, { queue })
+    const sent = await broker.enqueueMany(
+      [1, 2, 3].map((i) => ({
+        message: job.messageWithOptions({ args: [i], priority: 4, options: { tag: 'x' } }),
+        delayMs: 1_000,
+      })),
+    )
+    const rows = await db.sql`select id, args, options, priority, jsonb_typeof(options) as kind,
+        extract(epoch from eta - enqueued_at) * 1000 as delay_ms
+      from iddqueue.messages where queue = ${queue} order by id`
+    expect(rows.map((r) => r.id)).toEqual(sent.map((m) => m.id))
+    expect(rows.map((r) => [r.args, r.options, r.kind, r.priority])).toEqual([
+      [[1], { tag: 'x' }, 'object', 4],
+      [[2], { tag: 'x' }, 'object', 4],
+      [[3], { tag: 'x' }, 'object', 4],
+    ])
+    for (const row of rows) expect(Number(row.delay_ms)).toBeCloseTo(1_000, -1)
   })
 })

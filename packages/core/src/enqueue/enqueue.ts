@@ -7,6 +7,66 @@ import { claimDeduplicationKey } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
 import type { PreparedEntry } from './prepared-entry.js'
 
+/**
+ * @internal One insert statement for the entries: the uniform variant (ids
+ * and arguments as arrays, the rest as single values) when they share
+ * actor, queue, options, priority and delay, otherwise one array per column.
+ */
+async function insertMessages(
+  core: BrokerContext,
+  entries: readonly PreparedEntry[],
+  executor: Executor,
+): Promise<void> {
+  const n = entries.length
+  const first = entries[0]!
+  const ids = new Array<string>(n)
+  const args = new Array<string>(n)
+  let uniform = n > 1
+  for (let i = 0; i < n; i++) {
+    const entry = entries[i]!
+    ids[i] = entry.message.id
+    args[i] = entry.argsJson
+    if (
+      uniform &&
+      (entry.message.queue !== first.message.queue ||
+        entry.message.actor !== first.message.actor ||
+        entry.optionsJson !== first.optionsJson ||
+        entry.message.priority !== first.message.priority ||
+        entry.delayMs !== first.delayMs ||
+        entry.etaMs !== first.etaMs)
+    ) {
+      uniform = false
+    }
+  }
+  const { statements } = core
+  if (uniform) {
+    const m = first.message
+    await executor.query(statements.insertUniformMessages, [
+      ids,
+      args,
+      m.queue,
+      m.actor,
+      first.optionsJson,
+      m.priority,
+      first.delayMs,
+      first.etaMs,
+      statements.wakeChannel,
+    ])
+    return
+  }
+  await executor.query(statements.insertMessages, [
+    ids,
+    entries.map((e) => e.message.queue),
+    entries.map((e) => e.message.actor),
+    args,
+    entries.map((e) => e.optionsJson),
+    entries.map((e) => e.message.priority),
+    entries.map((e) => e.delayMs),
+    entries.map((e) => e.etaMs),
+    statements.wakeChannel,
+  ])
+}
+
 /** Pauses before retrying a send that lost its connection. */
 const RETRY_DELAYS_MS = [50, 250]
 
@@ -17,39 +77,7 @@ export async function writeMessages(
   executor: Executor,
   transactional: boolean,
 ): Promise<void> {
-  const insert = async () => {
-    const n = entries.length
-    const ids = new Array<string>(n)
-    const queues = new Array<string>(n)
-    const actors = new Array<string>(n)
-    const args = new Array<string>(n)
-    const options = new Array<string>(n)
-    const priorities = new Array<number>(n)
-    const delays = new Array<number | null>(n)
-    const etas = new Array<number | null>(n)
-    for (let i = 0; i < n; i++) {
-      const entry = entries[i]!
-      ids[i] = entry.message.id
-      queues[i] = entry.message.queue
-      actors[i] = entry.message.actor
-      args[i] = entry.argsJson
-      options[i] = entry.optionsJson
-      priorities[i] = entry.message.priority
-      delays[i] = entry.delayMs
-      etas[i] = entry.etaMs
-    }
-    await executor.query(core.statements.insertMessages, [
-      ids,
-      queues,
-      actors,
-      args,
-      options,
-      priorities,
-      delays,
-      etas,
-      core.statements.wakeChannel,
-    ])
-  }
+  const insert = () => insertMessages(core, entries, executor)
   const hooks = core.enqueueHooks
   if (hooks.length === 0) return insert()
   const event: EnqueueEvent = { messages: entries.map((e) => e.message), executor, transactional }

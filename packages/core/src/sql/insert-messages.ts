@@ -27,3 +27,27 @@ export function insertMessagesSql(ns: Namespace): string {
 )
 select (select count(*) from inserted)::int as inserted, (select count(*) from woken)::int as woken`
 }
+
+/**
+ * The same insert for a batch whose messages share everything but their id
+ * and arguments (same actor, queue, options, priority and delay or eta), the
+ * usual case: two arrays instead of eight, so less to encode and to parse.
+ *
+ * Parameters: ids, args (JSON text), queue, actor, options (JSON text),
+ * priority, delay in ms (or null), eta in epoch ms (or null), the wake channel.
+ */
+export function insertUniformMessagesSql(ns: Namespace): string {
+  return `with inserted as (
+  insert into ${ns.table('messages')} (id, queue, actor, args, options, priority, eta)
+  select t.id, $3, $4, t.args::jsonb, $5::text::jsonb, $6,
+         (select case when $8::float8 is not null then to_timestamp($8::float8 / 1000.0)
+                      when $7::float8 is not null then now() + $7::float8 * interval '1 millisecond'
+                      else now() end)
+    from unnest($1::uuid[], $2::text[]) as t(id, args)
+  on conflict (id) do nothing
+  returning 1
+), counted as (
+  select count(*)::int as n from inserted
+)
+select n as inserted, case when n > 0 then pg_notify($9, $3) end as woken from counted`
+}

@@ -1,7 +1,7 @@
 import type { Namespace } from '@iddqueue/schema'
 import { claimSql, nextEtaSql } from './claim.js'
 import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-deduplication-key.js'
-import { insertMessagesSql } from './insert-messages.js'
+import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
@@ -12,6 +12,7 @@ export interface Statements {
   readonly wakeChannel: string
   readonly controlChannel: string
   readonly insertMessages: string
+  readonly insertUniformMessages: string
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
   readonly claimOne: string
@@ -39,6 +40,7 @@ export function statements(ns: Namespace): Statements {
     wakeChannel: ns.channel('wake'),
     controlChannel: ns.channel('control'),
     insertMessages: insertMessagesSql(ns),
+    insertUniformMessages: insertUniformMessagesSql(ns),
     claimDeduplicationKey: claimDeduplicationKeySql(ns),
     readDeduplicationKey: readDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),

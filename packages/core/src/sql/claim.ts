@@ -1,4 +1,5 @@
 import type { Namespace } from '@iddqueue/schema'
+import { ASYNC_COMMIT } from './async-commit.js'
 
 /**
  * The claim: marks up to `$2` ready messages of the worker's queues as
@@ -15,7 +16,7 @@ import type { Namespace } from '@iddqueue/schema'
 export function claimSql(ns: Namespace, queueCount: number): string {
   return `with next as (
   select m.id from ${ns.table('messages')} m
-   where m.state = 'queued' and ${readyQueues(ns, queueCount)} and m.eta <= now()
+   where m.state = 'queued' and ${readyQueues(ns, queueCount)} and m.eta <= now() and ${ASYNC_COMMIT}
    order by m.priority, m.eta, m.id
    limit $2
    for update skip locked

@@ -1,4 +1,5 @@
 import type { Namespace } from '@iddqueue/schema'
+import { ASYNC_COMMIT } from './async-commit.js'
 
 /**
  * Acknowledges a batch of successful messages: `done`, failure cleared. Only
@@ -10,7 +11,7 @@ import type { Namespace } from '@iddqueue/schema'
 export function ackSql(ns: Namespace): string {
   return `update ${ns.table('messages')}
    set state = 'done', failure = null, updated_at = now()
- where id = any($1::uuid[]) and state = 'consumed' and worker_id = $2`
+ where id = any($1::uuid[]) and state = 'consumed' and worker_id = $2 and ${ASYNC_COMMIT}`
 }
 
 /**
@@ -35,7 +36,7 @@ export function settleSql(ns: Namespace): string {
        updated_at = now()
   from unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[])
     as s(id, state, delay_ms, retried, failure)
- where m.id = s.id and m.state = 'consumed' and m.worker_id = $6
+ where m.id = s.id and m.state = 'consumed' and m.worker_id = $6 and ${ASYNC_COMMIT}
 returning m.id, m.state, m.queue`
 }
 

@@ -15,7 +15,6 @@ import { collectNotifications, setupDatabase, sleep, until } from './helpers.js'
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */
 const WAKE = namespace().channel('wake')
-const END = '__end_of_notifications__'
 const TTL = 60_000
 
 let wake: Awaited<ReturnType<typeof collectNotifications>> | undefined
@@ -41,14 +40,7 @@ afterEach(async () => {
   wake = undefined
 })
 
-/** Every wake-up sent so far (a marker NOTIFY sent last proves the earlier ones arrived). */
-async function wakeUps(): Promise<string[]> {
-  await db.sql`select pg_notify(${WAKE}, ${END})`
-  await until(() => wake!.payloads.includes(END), 5_000, 'the marker notification')
-  const payloads = wake!.payloads.filter((p) => p !== END)
-  wake!.payloads.length = 0
-  return payloads
-}
+const wakeUps = () => wake!.settled()
 
 async function messageIds(): Promise<string[]> {
   const rows = await db.sql`select id from iddqueue.messages order by id`

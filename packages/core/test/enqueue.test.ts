@@ -21,7 +21,6 @@ import { collectNotifications, setupDatabase, uniqueQueue, until } from './helpe
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */
 const WAKE = namespace().channel('wake')
-const END = '__end_of_notifications__'
 
 let wake: Awaited<ReturnType<typeof collectNotifications>> | undefined
 
@@ -35,18 +34,7 @@ afterEach(async () => {
   wake = undefined
 })
 
-/**
- * Every wake-up sent so far. A marker NOTIFY is sent last and awaited:
- * notifications arrive in commit order, so anything committed before it has
- * arrived by then.
- */
-async function wakeUps(): Promise<string[]> {
-  await db.sql`select pg_notify(${WAKE}, ${END})`
-  await until(() => wake!.payloads.includes(END), 5_000, 'the marker notification')
-  const payloads = wake!.payloads.filter((p) => p !== END)
-  wake!.payloads.length = 0
-  return payloads
-}
+const wakeUps = () => wake!.settled()
 
 async function messageCount(): Promise<number> {
   const [row] = await db.sql`select count(*)::int as n from iddqueue.messages`

@@ -83,12 +83,23 @@ export async function states(
   return Object.fromEntries(rows.map((r) => [r.state, r.n]))
 }
 
-/** Collects NOTIFY payloads on a channel until stopped. */
+/**
+ * Collects NOTIFY payloads on a channel until stopped. `settled()` returns
+ * (and forgets) everything received so far, after sending a marker and
+ * waiting for it: notifications arrive in commit order, so anything
+ * committed before the marker has arrived by then, without sleeping.
+ */
 export async function collectNotifications(sql: postgres.Sql, channel: string) {
+  const marker = `__marker_${crypto.randomUUID()}__`
   const payloads: string[] = []
   const listener = await sql.listen(channel, (payload) => payloads.push(payload))
   return {
     payloads,
+    async settled(): Promise<string[]> {
+      await sql`select pg_notify(${channel}, ${marker})`
+      await until(() => payloads.includes(marker), 5_000, 'the marker notification')
+      return payloads.splice(0).filter((payload) => payload !== marker)
+    },
     stop: () => listener.unlisten(),
   }
 }

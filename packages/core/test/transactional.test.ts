@@ -15,7 +15,6 @@ import { collectNotifications, setupDatabase, until } from './helpers.js'
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */
 const WAKE = namespace().channel('wake')
-const END = '__end_of_notifications__'
 
 /** The application's own tables, written in the same transactions as the messages. */
 interface AppDatabase {
@@ -51,14 +50,7 @@ afterEach(async () => {
   wake = undefined
 })
 
-/** Every wake-up sent so far (a marker NOTIFY sent last proves the earlier ones arrived). */
-async function wakeUps(): Promise<string[]> {
-  await db.sql`select pg_notify(${WAKE}, ${END})`
-  await until(() => wake!.payloads.includes(END), 5_000, 'the marker notification')
-  const payloads = wake!.payloads.filter((p) => p !== END)
-  wake!.payloads.length = 0
-  return payloads
-}
+const wakeUps = () => wake!.settled()
 
 /** Counted on the test's own connection: what other sessions see. */
 async function visible(): Promise<{ messages: number; orders: number }> {

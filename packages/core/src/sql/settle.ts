@@ -9,9 +9,13 @@ import { ASYNC_COMMIT } from './async-commit.js'
  * Parameters: ids, worker id.
  */
 export function ackSql(ns: Namespace): string {
-  return `update ${ns.table('messages')}
+  // A join on the primary key, one probe per id: the consumed index (worker_id)
+  // would also match, but during a drain it holds entries for every row already
+  // acknowledged, which each later ack would scan again.
+  return `update ${ns.table('messages')} m
    set state = 'done', failure = null, updated_at = now()
- where id = any($1::uuid[]) and state = 'consumed' and worker_id = $2 and ${ASYNC_COMMIT}`
+  from unnest($1::uuid[]) as a(id)
+ where m.id = a.id and m.state = 'consumed' and m.worker_id = $2 and ${ASYNC_COMMIT}`
 }
 
 /**

@@ -9,13 +9,20 @@ import { ASYNC_COMMIT } from './async-commit.js'
  * Parameters: ids, worker id.
  */
 export function ackSql(ns: Namespace): string {
-  // A join on the primary key, one probe per id: the consumed index (worker_id)
-  // would also match, but during a drain it holds entries for every row already
-  // acknowledged, which each later ack would scan again.
   return `update ${ns.table('messages')} m
    set state = 'done', failure = null, updated_at = now()
-  from unnest($1::uuid[]) as a(id)
- where m.id = a.id and m.state = 'consumed' and m.worker_id = $2 and ${ASYNC_COMMIT}`
+ where m.id = any($1::uuid[]) and ${heldBy('$2')} and ${ASYNC_COMMIT}`
+}
+
+/**
+ * "Still consumed by this worker", written so the planner cannot use it to
+ * pick the consumed partial index and has to probe the primary key for each
+ * id: during a drain that index holds entries for every row already
+ * acknowledged, which each later statement would scan again (measured: an
+ * ack of 500 rows took 69 ms instead of 7 ms with a million retained rows).
+ */
+function heldBy(worker: string): string {
+  return `coalesce(m.state = 'consumed' and m.worker_id = ${worker}, false)`
 }
 
 /**
@@ -40,7 +47,7 @@ export function settleSql(ns: Namespace): string {
        updated_at = now()
   from unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[])
     as s(id, state, delay_ms, retried, failure)
- where m.id = s.id and m.state = 'consumed' and m.worker_id = $6 and ${ASYNC_COMMIT}
+ where m.id = s.id and m.id = any($1::uuid[]) and ${heldBy('$6')} and ${ASYNC_COMMIT}
 returning m.id, m.state, m.queue`
 }
 

@@ -76,7 +76,7 @@ async function measure(retained, run) {
       seconds: +seconds.toFixed(3),
       jobs_per_s: Math.round(JOBS / seconds),
       claim_500_ms: +claimMs.toFixed(2),
-      claim_plan: plan.Plan['Plans']?.[0]?.['Plans']?.[0]?.['Node Type'] ?? plan.Plan['Node Type'],
+      claim_plan: plan.Plan.Plans?.[0]?.Plans?.[0]?.['Node Type'] ?? plan.Plan['Node Type'],
     }
   } finally {
     await broker.close()

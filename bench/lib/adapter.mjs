@@ -19,75 +19,79 @@
 // opens LISTEN on its own dedicated connection outside the pool (sql.listen),
 // so a worker holds poolSize + 1 (like pg-boss 12 tuned's 18 + 1).
 // IDDQUEUE_BENCH_POOL=18 runs with the peers' budget instead.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 // run.mjs snapshots the built @iddqueue/core (and @iddqueue/schema) at start and
 // passes its entry here, so that a rebuild of packages/* by someone else during
 // a long run cannot change (or break) what is measured half-way. Without it
 // (child.mjs run by hand) the workspace's build is used.
-const require = createRequire(import.meta.url);
-const SNAPSHOT = process.env.IDDQUEUE_BENCH_CORE; // path of a copied dist/index.js
-const coreEntry = SNAPSHOT ? pathToFileURL(SNAPSHOT).href : '@iddqueue/core';
-const corePkg = SNAPSHOT ? join(dirname(SNAPSHOT), '..', 'package.json') : require.resolve('@iddqueue/core/package.json');
-const { createBroker } = await import(coreEntry);
-const ACTOR = 'noop';
-const QUEUE = 'default';
-const CONCURRENCY = 16;
-const POOL = process.env.IDDQUEUE_BENCH_POOL ? Number(process.env.IDDQUEUE_BENCH_POOL) : undefined; // undefined = default 10
+const require = createRequire(import.meta.url)
+const SNAPSHOT = process.env.IDDQUEUE_BENCH_CORE // path of a copied dist/index.js
+const coreEntry = SNAPSHOT ? pathToFileURL(SNAPSHOT).href : '@iddqueue/core'
+const corePkg = SNAPSHOT
+  ? join(dirname(SNAPSHOT), '..', 'package.json')
+  : require.resolve('@iddqueue/core/package.json')
+const { createBroker } = await import(coreEntry)
+const ACTOR = 'noop'
+const QUEUE = 'default'
+const CONCURRENCY = 16
+const POOL = process.env.IDDQUEUE_BENCH_POOL ? Number(process.env.IDDQUEUE_BENCH_POOL) : undefined // undefined = default 10
 
-export const name = 'iddqueue';
-export const version = JSON.parse(readFileSync(corePkg, 'utf8')).version;
+export const name = 'iddqueue'
+export const version = JSON.parse(readFileSync(corePkg, 'utf8')).version
 
 // iddqueue has no tuned variant: its figures are with its defaults. 'tuned'
 // is accepted and identical, so a --variant all caller gets the same thing.
-const DEFAULT = { concurrency: CONCURRENCY };
-export const variants = { default: DEFAULT, tuned: DEFAULT };
+const DEFAULT = { concurrency: CONCURRENCY }
+export const variants = { default: DEFAULT, tuned: DEFAULT }
 
 export const describe = (variant) => {
-  if (!variants[variant]) throw new Error(`unknown variant ${variant}`);
-  return `worker concurrency ${CONCURRENCY}, library defaults otherwise (prefetch auto, LISTEN/NOTIFY, settle batching), ${POOL === undefined ? 'poolSize default (10)' : `poolSize ${POOL} (default 10)`} + 1 LISTEN connection`;
-};
+  if (!variants[variant]) throw new Error(`unknown variant ${variant}`)
+  return `worker concurrency ${CONCURRENCY}, library defaults otherwise (prefetch auto, LISTEN/NOTIFY, settle batching), ${POOL === undefined ? 'poolSize default (10)' : `poolSize ${POOL} (default 10)`} + 1 LISTEN connection`
+}
 
 export const sql = {
   total: `select count(*)::int as n from iddqueue.messages where queue = '${QUEUE}'`,
   // Not yet completed = any message not in state 'done' (iddqueue keeps done rows).
   remaining: `select count(*)::int as n from iddqueue.messages where queue = '${QUEUE}' and state <> 'done'`,
-};
+}
 
 const open = (connectionString) =>
-  createBroker(POOL === undefined ? { url: connectionString } : { url: connectionString, poolSize: POOL });
+  createBroker(
+    POOL === undefined ? { url: connectionString } : { url: connectionString, poolSize: POOL },
+  )
 
 /** Producer: migrates the schema (untimed), then exposes the enqueue APIs. */
 export async function producer(connectionString) {
-  const broker = open(connectionString);
-  await broker.migrate();
-  const noop = broker.actor(ACTOR, async () => {});
+  const broker = open(connectionString)
+  await broker.migrate()
+  const noop = broker.actor(ACTOR, async () => {})
   return {
     addBatch: (payloads) => broker.enqueueMany(payloads.map((payload) => noop.message(payload))),
     addOne: (payload) => noop.send(payload),
     close: () => broker.close(),
-  };
+  }
 }
 
 /** In-process worker. onJob(payload) is called synchronously at handler entry. */
 export async function startWorker(connectionString, variant, onJob) {
-  const cfg = variants[variant];
-  if (!cfg) throw new Error(`unknown variant ${variant}`);
-  const broker = open(connectionString);
+  const cfg = variants[variant]
+  if (!cfg) throw new Error(`unknown variant ${variant}`)
+  const broker = open(connectionString)
   const noop = broker.actor(ACTOR, async (payload) => {
-    onJob(payload);
-  });
-  const worker = broker.worker({ ...cfg });
-  await worker.start();
+    onJob(payload)
+  })
+  const worker = broker.worker({ ...cfg })
+  await worker.start()
   return {
     // W4 enqueues through the worker's own broker (like runner.addJob / boss.send).
     addOne: (payload) => noop.send(payload),
     stop: async () => {
-      await worker.stop();
-      await broker.close();
+      await worker.stop()
+      await broker.close()
     },
-  };
+  }
 }

@@ -5,12 +5,24 @@
 // Port of shared/bench/peers/lib/child.mjs for one system: the workload
 // definitions, clocks, deadlines, settle steps and output fields are the same;
 // only the monitoring connection uses postgres.js instead of pg.
-import { parseArgs } from 'node:util';
+import { parseArgs } from 'node:util'
+import * as adapter from './adapter.mjs'
 import {
-  LIMIT_MS, now, sleep, connString, createDb, dropDb, settle, pct, round, deferred,
-  untilDeadline, rssMb, onDb, client,
-} from './common.mjs';
-import * as adapter from './adapter.mjs';
+  client,
+  connString,
+  createDb,
+  deferred,
+  dropDb,
+  LIMIT_MS,
+  now,
+  onDb,
+  pct,
+  round,
+  rssMb,
+  settle,
+  sleep,
+  untilDeadline,
+} from './common.mjs'
 
 const { values: a } = parseArgs({
   options: {
@@ -21,233 +33,314 @@ const { values: a } = parseArgs({
     commit: { type: 'string' },
     build: { type: 'string' },
   },
-});
+})
 
 // ---- workload definitions (identical to the peers') --------------------------
-const W1_JOBS = 50_000, W1_CHUNK = 1_000;
-const W2_JOBS = 5_000;
-const W3_JOBS = 50_000;
-const W4_JOBS = 1_000, W4_GAP_MS = 5, W4_WARMUP = 20;
+const W1_JOBS = 50_000,
+  W1_CHUNK = 1_000
+const W2_JOBS = 5_000
+const W3_JOBS = 50_000
+const W4_JOBS = 1_000,
+  W4_GAP_MS = 5,
+  W4_WARMUP = 20
 
 async function count(db, which) {
-  return onDb(db, async (c) => (await c.unsafe(adapter.sql[which]))[0].n);
+  return onDb(db, async (c) => (await c.unsafe(adapter.sql[which]))[0].n)
 }
 
 async function prefill(p, n, deadlineAt) {
   for (let i = 0; i < n; i += W1_CHUNK) {
-    if (now() > deadlineAt) throw new Error(`prefill exceeded ${LIMIT_MS} ms`);
-    const chunk = [];
-    for (let j = i; j < Math.min(n, i + W1_CHUNK); j++) chunk.push({ i: j });
-    await p.addBatch(chunk);
+    if (now() > deadlineAt) throw new Error(`prefill exceeded ${LIMIT_MS} ms`)
+    const chunk = []
+    for (let j = i; j < Math.min(n, i + W1_CHUNK); j++) chunk.push({ i: j })
+    await p.addBatch(chunk)
   }
 }
 
 const WORKLOADS = {
   // W1: 50,000 jobs through the bulk API in 50 awaited calls of 1,000.
   async 'enqueue-batch'(db) {
-    const p = await adapter.producer(connString(db));
-    const chunks = [];
+    const p = await adapter.producer(connString(db))
+    const chunks = []
     for (let i = 0; i < W1_JOBS; i += W1_CHUNK)
-      chunks.push(Array.from({ length: W1_CHUNK }, (_, k) => ({ i: i + k })));
-    await settle(db);
-    const lat = [];
-    let done = 0, timeout = false;
-    const t0 = now();
+      chunks.push(Array.from({ length: W1_CHUNK }, (_, k) => ({ i: i + k })))
+    await settle(db)
+    const lat = []
+    let done = 0,
+      timeout = false
+    const t0 = now()
     for (const chunk of chunks) {
-      if (now() - t0 > LIMIT_MS) { timeout = true; break; }
-      const s = now();
-      await p.addBatch(chunk);
-      lat.push(now() - s);
-      done += chunk.length;
+      if (now() - t0 > LIMIT_MS) {
+        timeout = true
+        break
+      }
+      const s = now()
+      await p.addBatch(chunk)
+      lat.push(now() - s)
+      done += chunk.length
     }
-    const secs = (now() - t0) / 1000;
-    await p.close();
-    const stored = await count(db, 'total');
-    lat.sort((x, y) => x - y);
+    const secs = (now() - t0) / 1000
+    await p.close()
+    const stored = await count(db, 'total')
+    lat.sort((x, y) => x - y)
     return {
-      jobs: W1_JOBS, completed: done, seconds: secs, timeout,
-      p50_ms: pct(lat, 50), p99_ms: pct(lat, 99),
+      jobs: W1_JOBS,
+      completed: done,
+      seconds: secs,
+      timeout,
+      p50_ms: pct(lat, 50),
+      p99_ms: pct(lat, 99),
       ...(stored !== done ? { error: `stored ${stored} != enqueued ${done}` } : {}),
-    };
+    }
   },
 
   // W2: 5,000 jobs, one awaited single-job call at a time.
   async 'enqueue-single'(db) {
-    const p = await adapter.producer(connString(db));
-    await settle(db);
-    const lat = [];
-    let timeout = false;
-    const t0 = now();
+    const p = await adapter.producer(connString(db))
+    await settle(db)
+    const lat = []
+    let timeout = false
+    const t0 = now()
     for (let i = 0; i < W2_JOBS; i++) {
-      if (now() - t0 > LIMIT_MS) { timeout = true; break; }
-      const s = now();
-      await p.addOne({ i });
-      lat.push(now() - s);
+      if (now() - t0 > LIMIT_MS) {
+        timeout = true
+        break
+      }
+      const s = now()
+      await p.addOne({ i })
+      lat.push(now() - s)
     }
-    const secs = (now() - t0) / 1000;
-    await p.close();
-    const stored = await count(db, 'total');
-    lat.sort((x, y) => x - y);
+    const secs = (now() - t0) / 1000
+    await p.close()
+    const stored = await count(db, 'total')
+    lat.sort((x, y) => x - y)
     return {
-      jobs: W2_JOBS, completed: lat.length, seconds: secs, timeout,
-      p50_ms: pct(lat, 50), p90_ms: pct(lat, 90), p99_ms: pct(lat, 99), max_ms: lat.at(-1),
+      jobs: W2_JOBS,
+      completed: lat.length,
+      seconds: secs,
+      timeout,
+      p50_ms: pct(lat, 50),
+      p90_ms: pct(lat, 90),
+      p99_ms: pct(lat, 99),
+      max_ms: lat.at(-1),
       ...(stored !== lat.length ? { error: `stored ${stored} != enqueued ${lat.length}` } : {}),
-    };
+    }
   },
 
   // W3: 50,000 jobs queued (bulk API, untimed), then one in-process worker;
   // clock runs from worker start until the database shows all 50,000 done.
   async drain(db) {
-    const p = await adapter.producer(connString(db), a.variant);
-    await prefill(p, W3_JOBS, now() + LIMIT_MS);
-    await p.close();
-    if ((await count(db, 'total')) !== W3_JOBS) throw new Error('prefill count mismatch');
-    await settle(db, { vacuum: true });
+    const p = await adapter.producer(connString(db), a.variant)
+    await prefill(p, W3_JOBS, now() + LIMIT_MS)
+    await p.close()
+    if ((await count(db, 'total')) !== W3_JOBS) throw new Error('prefill count mismatch')
+    await settle(db, { vacuum: true })
 
-    const mon = client(db);
-    await mon`select 1`; // connect before the clock starts (pg.Client.connect() in the peers' harness)
-    const remaining = async () => (await mon.unsafe(adapter.sql.remaining))[0].n;
+    const mon = client(db)
+    await mon`select 1` // connect before the clock starts (pg.Client.connect() in the peers' harness)
+    const remaining = async () => (await mon.unsafe(adapter.sql.remaining))[0].n
 
-    let started = 0;
-    const allStarted = deferred();
-    const onJob = () => { if (++started === W3_JOBS) allStarted.resolve(); };
+    let started = 0
+    const allStarted = deferred()
+    const onJob = () => {
+      if (++started === W3_JOBS) allStarted.resolve()
+    }
 
-    const t0 = now();
-    const deadlineAt = t0 + LIMIT_MS;
-    const w = await adapter.startWorker(connString(db), a.variant, onJob);
-    const startupMs = now() - t0;
-    let timeout = (await untilDeadline(allStarted.promise, deadlineAt)) === 'timeout';
+    const t0 = now()
+    const deadlineAt = t0 + LIMIT_MS
+    const w = await adapter.startWorker(connString(db), a.variant, onJob)
+    const startupMs = now() - t0
+    let timeout = (await untilDeadline(allStarted.promise, deadlineAt)) === 'timeout'
     // Every handler has run; outcomes may still be in flight (iddqueue settles
     // in batches): poll the table.
-    let left = await remaining();
+    let left = await remaining()
     while (left > 0 && !timeout) {
-      if (now() > deadlineAt) { timeout = true; break; }
-      await sleep(5);
-      left = await remaining();
+      if (now() > deadlineAt) {
+        timeout = true
+        break
+      }
+      await sleep(5)
+      left = await remaining()
     }
-    const t1 = now();
-    if (timeout) left = await remaining();
-    const s0 = now();
-    await w.stop();
-    const stopMs = now() - s0;
-    await mon.end({ timeout: 5 });
-    const secs = (t1 - t0) / 1000;
+    const t1 = now()
+    if (timeout) left = await remaining()
+    const s0 = now()
+    await w.stop()
+    const stopMs = now() - s0
+    await mon.end({ timeout: 5 })
+    const secs = (t1 - t0) / 1000
     return {
-      jobs: W3_JOBS, completed: W3_JOBS - left, handler_calls: started, seconds: secs, timeout,
-      startup_ms: startupMs, stop_ms: stopMs, p50_ms: null, p99_ms: null,
+      jobs: W3_JOBS,
+      completed: W3_JOBS - left,
+      handler_calls: started,
+      seconds: secs,
+      timeout,
+      startup_ms: startupMs,
+      stop_ms: stopMs,
+      p50_ms: null,
+      p99_ms: null,
       jobs_per_s_override: (W3_JOBS - left) / secs,
-    };
+    }
   },
 
   // W4: worker idle; 1,000 single enqueues on a fixed 5 ms schedule; latency =
   // handler start - enqueue call start.
   async latency(db) {
-    const p = await adapter.producer(connString(db), a.variant); // schema, untimed
-    await p.close();
-    await settle(db);
-    const enq = new Float64Array(W4_JOBS);
-    const lat = new Float64Array(W4_JOBS).fill(NaN);
-    let measured = 0, warm = 0, lastStart = 0;
-    const warmDone = deferred(), allDone = deferred();
+    const p = await adapter.producer(connString(db), a.variant) // schema, untimed
+    await p.close()
+    await settle(db)
+    const enq = new Float64Array(W4_JOBS)
+    const lat = new Float64Array(W4_JOBS).fill(NaN)
+    let measured = 0,
+      warm = 0,
+      lastStart = 0
+    const warmDone = deferred(),
+      allDone = deferred()
     const onJob = (payload) => {
-      const t = now();
-      if (payload.warm != null) { if (++warm === W4_WARMUP) warmDone.resolve(); return; }
-      if (Number.isNaN(lat[payload.i])) {
-        lat[payload.i] = t - enq[payload.i];
-        lastStart = t;
-        if (++measured === W4_JOBS) allDone.resolve();
+      const t = now()
+      if (payload.warm != null) {
+        if (++warm === W4_WARMUP) warmDone.resolve()
+        return
       }
-    };
-    const w = await adapter.startWorker(connString(db), a.variant, onJob);
-    // Warm-up (not measured): a few jobs so connections/prepared statements exist.
-    for (let k = 0; k < W4_WARMUP; k++) { await w.addOne({ warm: k }); await sleep(W4_GAP_MS); }
-    const warmRes = await untilDeadline(warmDone.promise, now() + LIMIT_MS);
-    await sleep(1000); // let the worker go idle
-    const t0 = now();
-    const deadlineAt = t0 + LIMIT_MS;
-    let sent = 0;
-    for (let i = 0; i < W4_JOBS; i++) {
-      const target = t0 + i * W4_GAP_MS; // fixed-rate schedule (start-to-start)
-      const d = target - now();
-      if (d > 0) await sleep(d);
-      if (now() > deadlineAt) break;
-      enq[i] = now();
-      await w.addOne({ i });
-      sent++;
+      if (Number.isNaN(lat[payload.i])) {
+        lat[payload.i] = t - enq[payload.i]
+        lastStart = t
+        if (++measured === W4_JOBS) allDone.resolve()
+      }
     }
-    const timeout = (await untilDeadline(allDone.promise, deadlineAt)) === 'timeout';
-    const tEnd = now();
-    const s0 = now();
-    await w.stop();
-    const stopMs = now() - s0;
+    const w = await adapter.startWorker(connString(db), a.variant, onJob)
+    // Warm-up (not measured): a few jobs so connections/prepared statements exist.
+    for (let k = 0; k < W4_WARMUP; k++) {
+      await w.addOne({ warm: k })
+      await sleep(W4_GAP_MS)
+    }
+    const warmRes = await untilDeadline(warmDone.promise, now() + LIMIT_MS)
+    await sleep(1000) // let the worker go idle
+    const t0 = now()
+    const deadlineAt = t0 + LIMIT_MS
+    let sent = 0
+    for (let i = 0; i < W4_JOBS; i++) {
+      const target = t0 + i * W4_GAP_MS // fixed-rate schedule (start-to-start)
+      const d = target - now()
+      if (d > 0) await sleep(d)
+      if (now() > deadlineAt) break
+      enq[i] = now()
+      await w.addOne({ i })
+      sent++
+    }
+    const timeout = (await untilDeadline(allDone.promise, deadlineAt)) === 'timeout'
+    const tEnd = now()
+    const s0 = now()
+    await w.stop()
+    const stopMs = now() - s0
     // Jobs never started by the deadline are censored at their age at the
     // deadline (a lower bound), so a timed-out run cannot look fast.
-    const vals = [];
-    let censored = 0;
+    const vals = []
+    let censored = 0
     for (let i = 0; i < W4_JOBS; i++) {
-      if (!Number.isNaN(lat[i])) vals.push(lat[i]);
-      else { censored++; vals.push(i < sent ? tEnd - enq[i] : tEnd - t0); }
+      if (!Number.isNaN(lat[i])) vals.push(lat[i])
+      else {
+        censored++
+        vals.push(i < sent ? tEnd - enq[i] : tEnd - t0)
+      }
     }
-    vals.sort((x, y) => x - y);
-    const secs = ((measured === W4_JOBS ? lastStart : tEnd) - t0) / 1000;
+    vals.sort((x, y) => x - y)
+    const secs = ((measured === W4_JOBS ? lastStart : tEnd) - t0) / 1000
     return {
-      jobs: W4_JOBS, completed: measured, seconds: secs, timeout,
-      p50_ms: pct(vals, 50), p90_ms: pct(vals, 90), p99_ms: pct(vals, 99), max_ms: vals.at(-1),
-      mean_ms: vals.reduce((s, x) => s + x, 0) / vals.length, stop_ms: stopMs,
+      jobs: W4_JOBS,
+      completed: measured,
+      seconds: secs,
+      timeout,
+      p50_ms: pct(vals, 50),
+      p90_ms: pct(vals, 90),
+      p99_ms: pct(vals, 99),
+      max_ms: vals.at(-1),
+      mean_ms: vals.reduce((s, x) => s + x, 0) / vals.length,
+      stop_ms: stopMs,
       ...(censored ? { censored } : {}),
       ...(warmRes === 'timeout' ? { warmup_timeout: true } : {}),
-    };
+    }
   },
-};
+}
 
 /** What keeps the event loop alive, for the report when the child does not exit on its own. */
 function describeHandles() {
-  const out = [];
+  const out = []
   for (const h of process._getActiveHandles()) {
-    const kind = h?.constructor?.name ?? typeof h;
+    const kind = h?.constructor?.name ?? typeof h
     if (kind === 'Socket' || kind === 'TLSSocket') {
-      if (h === process.stdout || h === process.stderr || h === process.stdin) continue;
-      out.push(`${kind} ${h.localPort ?? '?'}->${h.remoteAddress ?? '?'}:${h.remotePort ?? '?'} destroyed=${h.destroyed} readyState=${h.readyState}`);
+      if (h === process.stdout || h === process.stderr || h === process.stdin) continue
+      out.push(
+        `${kind} ${h.localPort ?? '?'}->${h.remoteAddress ?? '?'}:${h.remotePort ?? '?'} destroyed=${h.destroyed} readyState=${h.readyState}`,
+      )
     } else if (kind === 'Timeout') {
-      out.push(`Timeout ${h._idleTimeout} ms repeat=${h._repeat != null} hasRef=${h.hasRef?.()} fn=${h._onTimeout?.name || '(anonymous)'}: ${String(h._onTimeout).slice(0, 160).replace(/\s+/g, ' ')}`);
+      out.push(
+        `Timeout ${h._idleTimeout} ms repeat=${h._repeat != null} hasRef=${h.hasRef?.()} fn=${h._onTimeout?.name || '(anonymous)'}: ${String(h._onTimeout).slice(0, 160).replace(/\s+/g, ' ')}`,
+      )
     } else {
-      out.push(kind);
+      out.push(kind)
     }
   }
-  return { handles: out, resources: process.getActiveResourcesInfo() };
+  return { handles: out, resources: process.getActiveResourcesInfo() }
 }
 
 // ---- main -------------------------------------------------------------------
-const wl = a.workload;
-if (!WORKLOADS[wl]) throw new Error(`unknown workload ${wl}`);
+const wl = a.workload
+if (!WORKLOADS[wl]) throw new Error(`unknown workload ${wl}`)
 const out = {
-  system: adapter.name, version: adapter.version, variant: a.variant, workload: wl, run: Number(a.run),
-  node: process.version, ...(a.commit ? { commit: a.commit } : {}), ...(a.build ? { build: a.build } : {}),
-};
-const config = ['drain', 'latency'].includes(wl) ? adapter.describe(a.variant) : 'producer API only';
-let r;
-await createDb(a.db);
-try {
-  r = await WORKLOADS[wl](a.db);
-} catch (e) {
-  r = { error: String(e?.stack ?? e) };
-} finally {
-  try { await dropDb(a.db); } catch (e) { process.stderr.write(`[child] drop failed: ${e}\n`); }
+  system: adapter.name,
+  version: adapter.version,
+  variant: a.variant,
+  workload: wl,
+  run: Number(a.run),
+  node: process.version,
+  ...(a.commit ? { commit: a.commit } : {}),
+  ...(a.build ? { build: a.build } : {}),
 }
-const jps = r.jobs_per_s_override ?? (r.completed != null && r.seconds ? r.completed / r.seconds : null);
-delete r.jobs_per_s_override;
-const line = { ...out, jobs: r.jobs ?? null, seconds: null, jobs_per_s: null, p50_ms: null, p99_ms: null, rss_mb: rssMb(), ...r, config };
-line.jobs_per_s = round(jps, 1);
-for (const k of ['seconds']) line[k] = round(line[k], 3);
-for (const k of ['p50_ms', 'p90_ms', 'p99_ms', 'max_ms', 'mean_ms', 'startup_ms', 'stop_ms']) if (k in line) line[k] = round(line[k], 2);
-process.stdout.write(JSON.stringify(line) + '\n');
+const config = ['drain', 'latency'].includes(wl) ? adapter.describe(a.variant) : 'producer API only'
+let r
+await createDb(a.db)
+try {
+  r = await WORKLOADS[wl](a.db)
+} catch (e) {
+  r = { error: String(e?.stack ?? e) }
+} finally {
+  try {
+    await dropDb(a.db)
+  } catch (e) {
+    process.stderr.write(`[child] drop failed: ${e}\n`)
+  }
+}
+const jps =
+  r.jobs_per_s_override ?? (r.completed != null && r.seconds ? r.completed / r.seconds : null)
+delete r.jobs_per_s_override
+const line = {
+  ...out,
+  jobs: r.jobs ?? null,
+  seconds: null,
+  jobs_per_s: null,
+  p50_ms: null,
+  p99_ms: null,
+  rss_mb: rssMb(),
+  ...r,
+  config,
+}
+line.jobs_per_s = round(jps, 1)
+for (const k of ['seconds']) line[k] = round(line[k], 3)
+for (const k of ['p50_ms', 'p90_ms', 'p99_ms', 'max_ms', 'mean_ms', 'startup_ms', 'stop_ms'])
+  if (k in line) line[k] = round(line[k], 2)
+process.stdout.write(JSON.stringify(line) + '\n')
 // Everything has been closed; the process should now exit on its own. If some
 // handle keeps it alive, say which and force the exit (exit code 3 is reported).
 setTimeout(() => {
-  process.stderr.write(`[child] still alive 2 s after finishing: ${JSON.stringify(describeHandles())}\n`);
-}, 2_000).unref();
+  process.stderr.write(
+    `[child] still alive 2 s after finishing: ${JSON.stringify(describeHandles())}\n`,
+  )
+}, 2_000).unref()
 setTimeout(() => {
-  process.stderr.write(`[child] event loop still busy 15 s after finishing; forcing exit. Alive: ${JSON.stringify(describeHandles())}\n`);
-  process.exit(3);
-}, 15_000).unref();
-process.exitCode = r.error ? 1 : 0;
+  process.stderr.write(
+    `[child] event loop still busy 15 s after finishing; forcing exit. Alive: ${JSON.stringify(describeHandles())}\n`,
+  )
+  process.exit(3)
+}, 15_000).unref()
+process.exitCode = r.error ? 1 : 0

@@ -39,15 +39,15 @@ export {
   UnknownActorError,
   WorkerShutdown,
 } from './errors.js'
-export {
-  type AttemptHistoryPlugin,
-  type AttemptRecord,
-  type AttemptStatus,
-  attemptHistory,
-  type ListAttemptsOptions,
-  type ListAttemptsResult,
-  type PurgeAttemptsOptions,
-} from './history/attempt-history.js'
+export { attemptHistory } from './history/attempt-history.js'
+export type {
+  AttemptHistoryPlugin,
+  AttemptRecord,
+  AttemptStatus,
+  ListAttemptsOptions,
+  ListAttemptsResult,
+  PurgeAttemptsOptions,
+} from './history/attempt-record.js'
 export { type EncodedMessage, Message, type ResultOptions } from './message/message.js'
 export { DEFAULT_MAX_PAYLOAD_BYTES } from './message/message-codec.js'
 export { isUuid, uuid7 } from './message/uuid7.js'

@@ -10,7 +10,7 @@ import {
   type Message,
   type SendOptions,
 } from '../src/index.js'
-import { collectNotifications, setupDatabase, sleep, until } from './helpers.js'
+import { collectNotifications, setupDatabase, sleep } from './helpers.js'
 
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */

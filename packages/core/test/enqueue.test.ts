@@ -16,7 +16,7 @@ import {
   Message,
   SchemaNotReadyError,
 } from '../src/index.js'
-import { collectNotifications, setupDatabase, uniqueQueue, until } from './helpers.js'
+import { collectNotifications, setupDatabase, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */

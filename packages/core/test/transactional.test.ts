@@ -10,7 +10,7 @@ import {
   InvalidOptionError,
   type Message,
 } from '../src/index.js'
-import { collectNotifications, setupDatabase, until } from './helpers.js'
+import { collectNotifications, setupDatabase } from './helpers.js'
 
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */

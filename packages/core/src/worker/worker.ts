@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ActorDefinition } from '../actor/actor-definition.js'
-import { type ActorReference, referenceName } from '../actor/actor-options.js'
-import { assertName } from '../actor/names.js'
 import type { BrokerContext } from '../broker/broker-context.js'
 import { wrapError } from '../broker/wrap-error.js'
-import type { PreparedEntry } from '../enqueue/prepared-entry.js'
-import { prepareEntry } from '../enqueue/prepared-entry.js'
 import {
   InvalidOptionError,
   InvalidPayloadError,
@@ -15,7 +11,6 @@ import {
   WorkerShutdown,
 } from '../errors.js'
 import { Message } from '../message/message.js'
-import { uuid7 } from '../message/uuid7.js'
 import { type ControlMessage, formatControl, onControl, sendControl } from '../ops/control.js'
 import { pausedQueues } from '../ops/pause.js'
 import type { Outcome, ProcessEvent } from '../plugin/middleware.js'

@@ -14,7 +14,14 @@ import { join } from 'node:path'
 //   node run.mjs --with-ceiling --with-peers --runs 3
 import { parseArgs } from 'node:util'
 import { BENCH_DIR, dropDb, gitRevision, now } from './lib/common.mjs'
-import { CEILINGS, prepareCeiling, preparePeers, runCeiling, runPeers } from './lib/externals.mjs'
+import {
+  CEILINGS,
+  jsonLines,
+  prepareCeiling,
+  preparePeers,
+  runCeiling,
+  runPeers,
+} from './lib/externals.mjs'
 import { dropSnapshot, snapshotCore } from './lib/snapshot.mjs'
 import { medians, mediansMarkdown, ratios, ratiosMarkdown } from './lib/summary.mjs'
 
@@ -141,19 +148,7 @@ function runChild(job) {
       } catch {
         /* already gone */
       }
-      let line = buf
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean)
-        .map((l) => {
-          try {
-            return JSON.parse(l)
-          } catch {
-            return null
-          }
-        })
-        .filter((o) => o?.workload)
-        .at(-1)
+      let line = jsonLines(buf, (o) => o.workload).at(-1)
       if (!line)
         line = {
           system: 'iddqueue',

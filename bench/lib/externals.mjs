@@ -78,8 +78,8 @@ function npmInstall(dir, sub = '') {
   return { ok: true, cached: false }
 }
 
-/** Last JSON object printed on a stream's text. */
-const lastJson = (text, pred = () => true) =>
+/** The JSON objects printed on a stream's text (one per line) that match `pred`, in order. */
+export const jsonLines = (text, pred = () => true) =>
   text
     .split('\n')
     .map((l) => l.trim())
@@ -187,7 +187,7 @@ export async function runCeiling(dir, c, run, db) {
       env: { DATABASE_URL: connString(db) },
       timeoutMs: 300_000,
     })
-    const line = lastJson(r.out).at(-1)
+    const line = jsonLines(r.out).at(-1)
     if (!line)
       return { ...base, error: `${c.script} exited ${r.code ?? r.signal} without a result` }
     return {
@@ -260,7 +260,7 @@ export async function runPeers(peers, workload, variant, run) {
     ],
     { cwd: peers.dir, timeoutMs: 3_600_000, quietTables: true },
   )
-  const lines = lastJson(r.out, (o) => o.workload && o.stat !== 'median').map((l) => ({
+  const lines = jsonLines(r.out, (o) => o.workload && o.stat !== 'median').map((l) => ({
     ...l,
     run,
   }))

@@ -143,3 +143,14 @@ export class MessageCancelled extends IddqueueError {}
  * })
  */
 export class AgeLimitExceeded extends IddqueueError {}
+
+/**
+ * @internal The same iddqueue error class with `prefix` before its message
+ * and the original as its cause, so a caller can catch it by class while the
+ * text says where it happened. Other errors pass through unchanged.
+ */
+export function withContext(error: unknown, prefix: string): unknown {
+  if (!IddqueueError.isInstance(error)) return error
+  const Class = error.constructor as new (message: string, options: { cause: unknown }) => Error
+  return new Class(`${prefix}: ${error.message}`, { cause: error })
+}

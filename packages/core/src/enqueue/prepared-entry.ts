@@ -1,4 +1,4 @@
-import { IddqueueError } from '@iddqueue/schema'
+import { withContext } from '../errors.js'
 import type { Message } from '../message/message.js'
 import { assertPayloadSize, encodeArgs, encodeOptions } from '../message/message-codec.js'
 import { assertEnqueueOptions, type EnqueueOptions } from './enqueue-options.js'
@@ -65,11 +65,6 @@ export function prepareEntry(
           : { key: options.dedupKey, ttlMs: options.dedupTtlMs as number },
     }
   } catch (error) {
-    if (!IddqueueError.isInstance(error)) throw error
-    const Class = (error as Error).constructor as new (
-      message: string,
-      options: { cause: unknown },
-    ) => Error
-    throw new Class(`${where}: ${(error as Error).message}`, { cause: error })
+    throw withContext(error, where)
   }
 }

@@ -1,4 +1,4 @@
-import { IddqueueError } from '../errors.js'
+import { withContext } from '../errors.js'
 import type { Middleware } from '../plugin/middleware.js'
 import { describeError } from '../worker/failure-record.js'
 
@@ -23,16 +23,11 @@ export function callbacks(): Middleware {
         try {
           event.enqueueAfter(callback)
         } catch (error) {
-          if (!IddqueueError.isInstance(error)) throw error
           // The codec names the path in the callback's arguments (args[1]);
           // say that it is the handler's result.
-          const Class = (error as Error).constructor as new (
-            message: string,
-            options: { cause: unknown },
-          ) => Error
-          throw new Class(
-            `The result of actor ${event.actor.name} cannot be sent to its onSuccess actor ${callback.actor} (as args[1]): ${(error as Error).message}`,
-            { cause: error },
+          throw withContext(
+            error,
+            `The result of actor ${event.actor.name} cannot be sent to its onSuccess actor ${callback.actor} (as args[1])`,
           )
         }
       } else if (outcome.kind === 'failure' && onFailure) {

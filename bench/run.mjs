@@ -36,6 +36,7 @@ const { values: a } = parseArgs({
   args: argv,
   options: {
     workload: { type: 'string', default: 'all' },
+    variant: { type: 'string', default: 'all' },
     runs: { type: 'string', default: '3' },
     out: { type: 'string' },
     'with-peers': { type: 'boolean', default: false },
@@ -48,7 +49,8 @@ const { values: a } = parseArgs({
 })
 if (a.help) {
   console.error(
-    'usage: node run.mjs [--workload w1,w2,w3,w4|enqueue-batch,...|all] [--runs N (3)] [--out results/file.jsonl]\n' +
+    'usage: node run.mjs [--workload w1,w2,w3,w4|enqueue-batch,...|all] [--variant default|delete|all] [--runs N (3)]\n' +
+      '                   [--out results/file.jsonl]\n' +
       '                   [--with-ceiling] [--with-peers [--peer-systems a,b] [--peer-variant default|tuned|all]]\n' +
       '                   [--live (import the workspace build directly instead of a snapshot taken at start)]',
   )
@@ -67,6 +69,13 @@ const workloads =
             )
           return s
         })
+// iddqueue's variants of the worker workloads (W3, W4): its defaults, and deleteOnSuccess.
+const VARIANTS = ['default', 'delete']
+const variants = a.variant === 'all' ? VARIANTS : a.variant.split(',').map((s) => s.trim())
+for (const v of variants)
+  if (!VARIANTS.includes(v))
+    throw new Error(`unknown variant "${v}"; expected one of ${VARIANTS.join(', ')}, all`)
+const variantsFor = (wl) => (wl === 'drain' || wl === 'latency' ? variants : ['default'])
 const runs = Math.max(1, Number(a.runs) || 1)
 const stamp = new Date().toISOString().replace(/[:.]/g, '-')
 mkdirSync(join(BENCH_DIR, 'results'), { recursive: true })
@@ -120,7 +129,7 @@ function runChild(job) {
       [
         join(BENCH_DIR, 'lib', 'child.mjs'),
         '--variant',
-        'default',
+        job.variant,
         '--workload',
         job.workload,
         '--run',
@@ -152,7 +161,7 @@ function runChild(job) {
       if (!line)
         line = {
           system: 'iddqueue',
-          variant: 'default',
+          variant: job.variant,
           workload: job.workload,
           run: job.run,
           error: `child exited ${code ?? signal} without a result`,
@@ -198,10 +207,12 @@ for (let r = 1; r <= runs; r++) {
       results.push(l)
       emit(l)
     }
-    log(`run ${r} iddqueue ${wl}`)
-    const line = await runChild({ run: r, workload: wl })
-    results.push(line)
-    emit(line)
+    for (const variant of variantsFor(wl)) {
+      log(`run ${r} iddqueue ${wl}${variant === 'default' ? '' : ` (${variant})`}`)
+      const line = await runChild({ run: r, workload: wl, variant })
+      results.push(line)
+      emit(line)
+    }
     if (peers) {
       log(`run ${r} peers ${wl} (${peers.systems.join(', ')})`)
       for (const l of await runPeers(peers, wl, a['peer-variant'], r)) {

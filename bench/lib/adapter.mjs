@@ -43,26 +43,31 @@ const POOL = process.env.IDDQUEUE_BENCH_POOL ? Number(process.env.IDDQUEUE_BENCH
 export const name = 'iddqueue'
 export const version = JSON.parse(readFileSync(corePkg, 'utf8')).version
 
-// iddqueue has no tuned variant: its figures are with its defaults. 'tuned'
-// is accepted and identical, so a --variant all caller gets the same thing.
-const DEFAULT = { concurrency: CONCURRENCY }
-export const variants = { default: DEFAULT, tuned: DEFAULT }
+// iddqueue has no tuned variant: 'default' is its defaults; 'delete' changes
+// one broker option, deleteOnSuccess (successful messages are deleted, as
+// graphile-worker does, instead of kept done for the 30-day retention).
+export const variants = {
+  default: { broker: {}, worker: { concurrency: CONCURRENCY } },
+  delete: { broker: { deleteOnSuccess: true }, worker: { concurrency: CONCURRENCY } },
+}
 
 export const describe = (variant) => {
   if (!variants[variant]) throw new Error(`unknown variant ${variant}`)
-  return `worker concurrency ${CONCURRENCY}, library defaults otherwise (prefetch auto, LISTEN/NOTIFY, settle batching), ${POOL === undefined ? 'poolSize default (10)' : `poolSize ${POOL} (default 10)`} + 1 LISTEN connection`
+  return `worker concurrency ${CONCURRENCY}, ${variant === 'delete' ? 'deleteOnSuccess: true, ' : ''}library defaults otherwise (prefetch auto, LISTEN/NOTIFY, settle batching), ${POOL === undefined ? 'poolSize default (10)' : `poolSize ${POOL} (default 10)`} + 1 LISTEN connection`
 }
 
 export const sql = {
   total: `select count(*)::int as n from iddqueue.messages where queue = '${QUEUE}'`,
-  // Not yet completed = any message not in state 'done' (iddqueue keeps done rows).
+  // Not yet completed = any message not in state 'done' (kept by default, deleted by the 'delete' variant).
   remaining: `select count(*)::int as n from iddqueue.messages where queue = '${QUEUE}' and state <> 'done'`,
 }
 
-const open = (connectionString) =>
-  createBroker(
-    POOL === undefined ? { url: connectionString } : { url: connectionString, poolSize: POOL },
-  )
+const open = (connectionString, options = {}) =>
+  createBroker({
+    url: connectionString,
+    ...(POOL === undefined ? {} : { poolSize: POOL }),
+    ...options,
+  })
 
 /** Producer: migrates the schema (untimed), then exposes the enqueue APIs. */
 export async function producer(connectionString) {
@@ -80,11 +85,11 @@ export async function producer(connectionString) {
 export async function startWorker(connectionString, variant, onJob) {
   const cfg = variants[variant]
   if (!cfg) throw new Error(`unknown variant ${variant}`)
-  const broker = open(connectionString)
+  const broker = open(connectionString, cfg.broker)
   const noop = broker.actor(ACTOR, async (payload) => {
     onJob(payload)
   })
-  const worker = broker.worker({ ...cfg })
+  const worker = broker.worker(cfg.worker)
   await worker.start()
   return {
     // W4 enqueues through the worker's own broker (like runner.addJob / boss.send).

@@ -133,6 +133,21 @@ export function ratios(table) {
     'higher is better',
   )
   add('drain / graphile-worker default', 'jobs_per_s', d, find(GW, 'drain'), 'higher is better')
+  const dd = find(OURS, 'drain', 'delete')
+  add(
+    'drain (deleteOnSuccess) / best peer (any variant)',
+    'jobs_per_s',
+    dd,
+    best('drain', 'jobs_per_s'),
+    'higher is better; like for like with peers that delete done jobs',
+  )
+  add(
+    'drain (deleteOnSuccess) / ceiling (delete done rows)',
+    'jobs_per_s',
+    dd,
+    find('pg-ceiling', 'drain-ceiling', 'delete'),
+    'fraction of what PostgreSQL allows',
+  )
   add(
     'drain / ceiling (update, keep done rows)',
     'jobs_per_s',

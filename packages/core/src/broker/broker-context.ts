@@ -23,6 +23,8 @@ export interface BrokerContext {
   readonly middleware: readonly Middleware[]
   readonly enqueueHooks: readonly NonNullable<Middleware['enqueue']>[]
   readonly maxPayloadBytes: number
+  /** Successful messages are deleted, not kept `done`. */
+  readonly deleteOnSuccess: boolean
   /**
    * Compiles typed Kysely queries for this namespace. Loads Kysely on first
    * use, so that workers, which only run hand-written statements, never do.

@@ -102,6 +102,8 @@ export class Broker {
         `Invalid maxPayloadBytes ${String(options.maxPayloadBytes)}: expected an integer of at least 1024`,
       )
     }
+    const currentMessage = flag('currentMessage', options.currentMessage)
+    const deleteOnSuccess = flag('deleteOnSuccess', options.deleteOnSuccess)
     const plugins = options.plugins ?? []
     const names = new Set<string>()
     for (const plugin of plugins) {
@@ -114,7 +116,7 @@ export class Broker {
     const connection = openConnection(options)
     let queries: Promise<Kysely<IddqueueDatabase>> | undefined
     const middleware: Middleware[] = [
-      ...defaultMiddleware({ currentMessage: options.currentMessage ?? false }),
+      ...defaultMiddleware({ currentMessage }),
       ...plugins.flatMap((plugin) => (plugin.middleware ? [plugin.middleware] : [])),
       ...(options.middleware ?? []),
     ]
@@ -125,7 +127,7 @@ export class Broker {
     this.#core = {
       ns,
       executor: connection.executor,
-      statements: statements(ns),
+      statements: statements(ns, deleteOnSuccess),
       listener: new Listener(connection.listen, logger),
       logger,
       events: new EventBus(logger),
@@ -134,6 +136,7 @@ export class Broker {
       middleware,
       enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
       maxPayloadBytes,
+      deleteOnSuccess,
       queries: () => {
         queries ??= import('@iddqueue/schema/kysely').then(({ createQueryBuilder }) =>
           createQueryBuilder(ns),
@@ -658,6 +661,14 @@ export class Broker {
     }
     return this.#resultReader(message, options)
   }
+}
+
+/** A boolean option: false when absent, refused when not a boolean. */
+function flag(name: string, value: unknown): boolean {
+  if (value === undefined) return false
+  if (typeof value !== 'boolean')
+    throw new InvalidOptionError(`Invalid ${name} ${String(value)}: expected true or false`)
+  return value
 }
 
 /**

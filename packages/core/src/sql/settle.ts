@@ -2,16 +2,19 @@ import type { Namespace } from '@iddqueue/schema'
 import { ASYNC_COMMIT } from './async-commit.js'
 
 /**
- * Acknowledges a batch of successful messages: `done`, failure cleared. Only
- * rows still consumed by this worker change; a message that crash recovery
- * gave to another worker is left to it.
+ * Acknowledges a batch of successful messages: `done`, failure cleared; or,
+ * for a broker with `deleteOnSuccess`, deleted. Only rows still consumed by
+ * this worker change; a message that crash recovery gave to another worker
+ * is left to it.
  *
  * Parameters: ids, worker id.
  */
-export function ackSql(ns: Namespace): string {
-  return `update ${ns.table('messages')} m
-   set state = 'done', failure = null, updated_at = now()
- where m.id = any($1::uuid[]) and ${heldBy('$2')} and ${ASYNC_COMMIT}`
+export function ackSql(ns: Namespace, deleteOnSuccess: boolean): string {
+  const messages = ns.table('messages')
+  const held = `m.id = any($1::uuid[]) and ${heldBy('$2')} and ${ASYNC_COMMIT}`
+  return deleteOnSuccess
+    ? `delete from ${messages} m where ${held}`
+    : `update ${messages} m set state = 'done', failure = null, updated_at = now() where ${held}`
 }
 
 /**
@@ -30,14 +33,20 @@ function heldBy(worker: string): string {
  * `rejected`, `cancelled`, or back to `queued` (a retry after a delay, or a
  * release that keeps the eta when the delay is null). A message whose
  * cancellation was requested never goes back to `queued`: it becomes
- * `cancelled`. Returns the rows that changed.
+ * `cancelled`. With `deleteOnSuccess`, successes are deleted instead of
+ * marked `done` (and still returned as `done`). Returns the rows that
+ * changed.
  *
  * Parameters: ids, target states, delays in ms (null keeps the eta),
  * retry increments, failure JSON (null keeps the stored one; cleared on
  * done), worker id.
  */
-export function settleSql(ns: Namespace): string {
-  return `update ${ns.table('messages')} m
+export function settleSql(ns: Namespace, deleteOnSuccess: boolean): string {
+  const messages = ns.table('messages')
+  const outcomes = `unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[])
+    as s(id, state, delay_ms, retried, failure)`
+  const held = `m.id = s.id and m.id = any($1::uuid[]) and ${heldBy('$6')} and ${ASYNC_COMMIT}`
+  const update = (only: string) => `update ${messages} m
    set state = case when m.cancel_requested and s.state = 'queued' then 'cancelled' else s.state end,
        eta = case when s.state = 'queued' and s.delay_ms is not null
                   then now() + s.delay_ms * interval '1 millisecond' else m.eta end,
@@ -45,10 +54,18 @@ export function settleSql(ns: Namespace): string {
        failure = case when s.state = 'done' then null else coalesce(s.failure::jsonb, m.failure) end,
        worker_id = case when s.state = 'queued' then null else m.worker_id end,
        updated_at = now()
-  from unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[])
-    as s(id, state, delay_ms, retried, failure)
- where m.id = s.id and m.id = any($1::uuid[]) and ${heldBy('$6')} and ${ASYNC_COMMIT}
+  from ${outcomes}
+ where ${held}${only}
 returning m.id, m.state, m.queue`
+  if (!deleteOnSuccess) return update('')
+  return `with deleted as (
+  delete from ${messages} m using ${outcomes}
+   where ${held} and s.state = 'done'
+  returning m.id, 'done'::text as state, m.queue
+), updated as (
+  ${update(" and s.state <> 'done'")}
+)
+select id, state, queue from deleted union all select id, state, queue from updated`
 }
 
 /**

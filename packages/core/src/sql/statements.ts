@@ -34,8 +34,8 @@ export interface Statements {
   readonly purgeDeduplication: string
 }
 
-/** @internal */
-export function statements(ns: Namespace): Statements {
+/** @internal `deleteOnSuccess`: acknowledgements delete the row instead of keeping it `done`. */
+export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements {
   return Object.freeze({
     wakeChannel: ns.channel('wake'),
     controlChannel: ns.channel('control'),
@@ -47,8 +47,8 @@ export function statements(ns: Namespace): Statements {
     claimMany: claimSql(ns, 2),
     nextEtaOne: nextEtaSql(ns, 1),
     nextEtaMany: nextEtaSql(ns, 2),
-    ack: ackSql(ns),
-    settle: settleSql(ns),
+    ack: ackSql(ns, deleteOnSuccess),
+    settle: settleSql(ns, deleteOnSuccess),
     dropCancelled: dropCancelledSql(ns),
     resultChannel: ns.channel('result'),
     cancelRequested: `select id from ${ns.table('messages')} where id = any($1::uuid[]) and cancel_requested`,

@@ -1,4 +1,10 @@
-/** Options every command takes; they come before the command, as in `iddqueue --schema jobs migrate`. */
+/**
+ * Options every command takes, usually before the command, as in
+ * `iddqueue --schema jobs migrate` (after it works too).
+ *
+ * @example
+ * const options: GlobalOptions = { url: 'postgres://localhost/app', schema: 'jobs', prefix: '' }
+ */
 export interface GlobalOptions {
   /** `--url`, else `DATABASE_URL`. */
   readonly url: string
@@ -7,3 +13,11 @@ export interface GlobalOptions {
   /** `--prefix`, default none. */
   readonly prefix: string
 }
+
+/** @internal The global options as `parseArgs` takes them. */
+export const GLOBAL_OPTION_SPECS = {
+  url: { type: 'string' },
+  schema: { type: 'string' },
+  prefix: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const

@@ -1,84 +1,170 @@
-import { parseArgs } from 'node:util'
-import { IddqueueError } from '@iddqueue/schema'
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import {
+  BrokerConnectionError,
+  IddqueueError,
+  InvalidIdentifierError,
+  InvalidOptionError,
+  isConnectionError,
+  SchemaNotReadyError,
+} from '@iddqueue/core'
 import { type CliIo, EXIT, processIo } from './cli-io.js'
-import { checkCommand, migrateCommand } from './commands/migrate-command.js'
-import { sqlCommand } from './commands/sql-command.js'
+import type { Command, CommandInput } from './command.js'
+import { COMMANDS } from './commands/all-commands.js'
+import { GLOBAL_OPTION_SPECS, type GlobalOptions } from './global-options.js'
+import { commandUsage, usage } from './usage.js'
+import { UsageError } from './usage-error.js'
 
-const COMMANDS = ['sql', 'migrate', 'check']
-
-const USAGE = `usage: iddqueue [--url URL] [--schema NAME] [--prefix PREFIX] <command>
-
-commands:
-  sql init        print the whole schema as SQL, for a DBA to review and apply
-  sql upgrade     print only the migrations the database lacks
-  migrate         apply pending migrations (prints JSON)
-  check           compare the live schema with the migrations (prints JSON; exit 1 on drift)
-
---url defaults to DATABASE_URL. Exit codes: 0 success, 1 failure or drift, 2 bad usage.
-`
+/** Command groups (`failed`, `history`, `sql`) and their subcommands. */
+const GROUPS = new Map<string, string[]>()
+for (const name of COMMANDS.keys()) {
+  const [group, sub] = name.split(' ')
+  if (sub) GROUPS.set(group!, [...(GROUPS.get(group!) ?? []), sub])
+}
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns
- * the exit code.
+ * the exit code (see {@link EXIT}): results go to `io.out`, progress and
+ * errors to `io.err`.
  *
  * @example
- * process.exitCode = await main(['sql', 'init'])
+ * import { main } from '@iddqueue/cli'
+ *
+ * process.exitCode = await main(['--schema', 'jobs', 'failed', 'list', '--queue', 'emails'])
  */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
-  let parsed: ReturnType<typeof parse>
+  // Global options come before the command: the first positional is the command.
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: GLOBAL_OPTION_SPECS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
+  const start = tokens.find((token) => token.kind === 'positional')?.index ?? argv.length
+  let globals: { url?: string; schema?: string; prefix?: string; help?: boolean }
   try {
-    parsed = parse(argv)
+    globals = parseArgs({ args: argv.slice(0, start), options: GLOBAL_OPTION_SPECS }).values
   } catch (error) {
-    io.err(`${(error as Error).message}\n\n${USAGE}`)
+    io.err(`iddqueue: ${(error as Error).message}\n\n${usage()}`)
     return EXIT.usage
   }
-  const { values, positionals } = parsed
-  if (values.help || positionals.length === 0) {
-    io.err(USAGE)
-    return values.help ? EXIT.ok : EXIT.usage
+  if (globals.help) {
+    io.out(usage())
+    return EXIT.ok
   }
-  const [command, ...rest] = positionals
-  if (!COMMANDS.includes(command!)) {
-    io.err(`iddqueue: unknown command ${JSON.stringify(command)}\n\n${USAGE}`)
+  let name = argv[start]
+  if (name === undefined) {
+    io.err(usage())
     return EXIT.usage
   }
-  const url = values.url ?? io.env.DATABASE_URL ?? ''
-  const options = { url, schema: values.schema ?? 'iddqueue', prefix: values.prefix ?? '' }
-  const needsUrl = command !== 'sql' || rest[0] === 'upgrade'
-  if (needsUrl && !url) {
-    io.err(`iddqueue ${command}: no database; pass --url or set DATABASE_URL\n`)
-    return EXIT.usage
-  }
-  try {
-    switch (command) {
-      case 'sql':
-        return await sqlCommand(rest, options, io)
-      case 'migrate':
-        return await migrateCommand(options, io)
-      case 'check':
-        return await checkCommand(options, io)
-      default:
-        io.err(`iddqueue: unknown command ${JSON.stringify(command)}\n\n${USAGE}`)
-        return EXIT.usage
+  let rest = argv.slice(start + 1)
+  const subcommands = GROUPS.get(name)
+  if (subcommands) {
+    const [sub] = rest
+    if (sub === undefined || !subcommands.includes(sub)) {
+      const expected = subcommands.map((s) => JSON.stringify(s)).join(' or ')
+      io.err(`iddqueue ${name}: expected ${expected}, got ${JSON.stringify(sub ?? '')}\n`)
+      return EXIT.usage
     }
+    name = `${name} ${sub}`
+    rest = rest.slice(1)
+  }
+  const command = COMMANDS.get(name)
+  if (!command) {
+    io.err(`iddqueue: unknown command ${JSON.stringify(name)}\n\n${usage()}`)
+    return EXIT.usage
+  }
+  let global: GlobalOptions | undefined
+  try {
+    const input = parseCommand(command, rest, globals, io)
+    if (input === 'help') {
+      io.out(commandUsage(command))
+      return EXIT.ok
+    }
+    global = input.global
+    return await command.run(input, io)
   } catch (error) {
-    const usage =
-      IddqueueError.isInstance(error) && (error as Error).name === 'InvalidIdentifierError'
-    io.err(`iddqueue ${command}: ${(error as Error).message}\n`)
-    return usage ? EXIT.usage : EXIT.failed
+    return report(io, command, error, global)
   }
 }
 
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      url: { type: 'string' },
-      schema: { type: 'string' },
-      prefix: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
+/** Parses and checks a command's arguments, or says the user asked for its help. */
+function parseCommand(
+  command: Command,
+  args: readonly string[],
+  globals: { url?: string; schema?: string; prefix?: string },
+  io: CliIo,
+): CommandInput | 'help' {
+  const options: NonNullable<ParseArgsConfig['options']> = {
+    // Global options after the command are accepted too.
+    ...GLOBAL_OPTION_SPECS,
+    json: { type: 'boolean' },
+  }
+  for (const [key, spec] of Object.entries(command.options ?? {}))
+    options[key] = { type: spec.type }
+  const { values, positionals } = parseArgs({ args: [...args], options, allowPositionals: true })
+  if (values.help) return 'help'
+  const declared = command.operands ?? []
+  const required = declared.filter((operand) => !operand.startsWith('['))
+  if (positionals.length < required.length)
+    throw new UsageError(`missing ${required[positionals.length]}`)
+  if (positionals.length > declared.length)
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[declared.length])}`)
+  for (const [key, spec] of Object.entries(command.options ?? {})) {
+    if (spec.required && values[key] === undefined)
+      throw new UsageError(`missing --${key} ${spec.value ?? ''}`.trimEnd())
+  }
+  const text = (key: string) => (typeof values[key] === 'string' ? values[key] : undefined)
+  const global: GlobalOptions = {
+    url: text('url') ?? globals.url ?? io.env.DATABASE_URL ?? '',
+    schema: text('schema') ?? globals.schema ?? 'iddqueue',
+    prefix: text('prefix') ?? globals.prefix ?? '',
+  }
+  if (command.database !== false && !global.url)
+    throw new UsageError('no database; pass --url or set DATABASE_URL')
+  return {
+    global,
+    operands: positionals,
+    values: values as Record<string, string | boolean | undefined>,
+    json: values.json === true,
+  }
+}
+
+/** Prints why a command failed and returns its exit code. */
+function report(
+  io: CliIo,
+  command: Command,
+  error: unknown,
+  global: GlobalOptions | undefined,
+): number {
+  const prefix = `iddqueue ${command.name}:`
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown } | null)?.code
+  const badUsage =
+    UsageError.isInstance(error) ||
+    InvalidOptionError.isInstance(error) ||
+    InvalidIdentifierError.isInstance(error) ||
+    (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
+  if (badUsage) {
+    io.err(`${prefix} ${message}\n${commandUsage(command)}`)
+    return EXIT.usage
+  }
+  if (SchemaNotReadyError.isInstance(error) || code === '42P01') {
+    const where = global ? ` in schema ${JSON.stringify(global.schema)}` : ''
+    const withPrefix = global?.prefix ? ` with prefix ${JSON.stringify(global.prefix)}` : ''
+    io.err(
+      `${prefix} the iddqueue tables do not exist${where}${withPrefix}; run \`iddqueue migrate\` first\n`,
+    )
+    return EXIT.failed
+  }
+  if (isConnectionError(error) && !BrokerConnectionError.isInstance(error)) {
+    io.err(`${prefix} PostgreSQL is unreachable (${message})\n`)
+    return EXIT.failed
+  }
+  io.err(`${prefix} ${IddqueueError.isInstance(error) ? '' : `${errorName(error)}: `}${message}\n`)
+  return EXIT.failed
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : 'Error'
 }

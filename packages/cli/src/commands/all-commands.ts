@@ -1,0 +1,18 @@
+import type { Command } from '../command.js'
+import { checkCommand } from './check-command.js'
+import { migrateCommand } from './migrate-command.js'
+import { sqlInitCommand } from './sql-init-command.js'
+import { sqlUpgradeCommand } from './sql-upgrade-command.js'
+
+/** @internal Every command, in the order the usage lists them, by section. */
+export const SECTIONS: readonly {
+  readonly title: string
+  readonly commands: readonly Command[]
+}[] = [
+  { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
+]
+
+/** @internal Every command by name (`failed list` for a subcommand). */
+export const COMMANDS: ReadonlyMap<string, Command> = new Map(
+  SECTIONS.flatMap((section) => section.commands.map((command) => [command.name, command])),
+)

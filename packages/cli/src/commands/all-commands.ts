@@ -1,6 +1,9 @@
 import type { Command } from '../command.js'
 import { checkCommand } from './check-command.js'
+import { failedListCommand } from './failed-list-command.js'
+import { failedShowCommand } from './failed-show-command.js'
 import { migrateCommand } from './migrate-command.js'
+import { retryCommand } from './retry-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
 
@@ -10,6 +13,8 @@ export const SECTIONS: readonly {
   readonly commands: readonly Command[]
 }[] = [
   { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
+  { title: 'inspection', commands: [failedListCommand, failedShowCommand] },
+  { title: 'control', commands: [retryCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

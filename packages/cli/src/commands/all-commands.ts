@@ -1,8 +1,13 @@
 import type { Command } from '../command.js'
+import { cancelCommand } from './cancel-command.js'
+import { cancelStatusCommand } from './cancel-status-command.js'
 import { checkCommand } from './check-command.js'
 import { failedListCommand } from './failed-list-command.js'
 import { failedShowCommand } from './failed-show-command.js'
 import { migrateCommand } from './migrate-command.js'
+import { pauseCommand } from './pause-command.js'
+import { queueStatusCommand } from './queue-status-command.js'
+import { resumeCommand } from './resume-command.js'
 import { retryCommand } from './retry-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
@@ -14,7 +19,17 @@ export const SECTIONS: readonly {
 }[] = [
   { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
   { title: 'inspection', commands: [failedListCommand, failedShowCommand] },
-  { title: 'control', commands: [retryCommand] },
+  {
+    title: 'control',
+    commands: [
+      retryCommand,
+      pauseCommand,
+      resumeCommand,
+      queueStatusCommand,
+      cancelCommand,
+      cancelStatusCommand,
+    ],
+  },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

@@ -4,9 +4,12 @@ import { cancelStatusCommand } from './cancel-status-command.js'
 import { checkCommand } from './check-command.js'
 import { failedListCommand } from './failed-list-command.js'
 import { failedShowCommand } from './failed-show-command.js'
+import { flushCommand } from './flush-command.js'
 import { migrateCommand } from './migrate-command.js'
 import { pauseCommand } from './pause-command.js'
+import { purgeCommand } from './purge-command.js'
 import { queueStatusCommand } from './queue-status-command.js'
+import { recoverCommand } from './recover-command.js'
 import { resumeCommand } from './resume-command.js'
 import { retryCommand } from './retry-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
@@ -30,6 +33,7 @@ export const SECTIONS: readonly {
       cancelStatusCommand,
     ],
   },
+  { title: 'maintenance', commands: [purgeCommand, recoverCommand, flushCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

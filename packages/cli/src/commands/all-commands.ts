@@ -5,6 +5,8 @@ import { checkCommand } from './check-command.js'
 import { failedListCommand } from './failed-list-command.js'
 import { failedShowCommand } from './failed-show-command.js'
 import { flushCommand } from './flush-command.js'
+import { historyListCommand } from './history-list-command.js'
+import { historyPurgeCommand } from './history-purge-command.js'
 import { migrateCommand } from './migrate-command.js'
 import { pauseCommand } from './pause-command.js'
 import { purgeCommand } from './purge-command.js'
@@ -34,6 +36,7 @@ export const SECTIONS: readonly {
     ],
   },
   { title: 'maintenance', commands: [purgeCommand, recoverCommand, flushCommand] },
+  { title: 'attempt history', commands: [historyListCommand, historyPurgeCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

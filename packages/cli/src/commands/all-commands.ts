@@ -16,6 +16,7 @@ import { resumeCommand } from './resume-command.js'
 import { retryCommand } from './retry-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
+import { statsCommand } from './stats-command.js'
 
 /** @internal Every command, in the order the usage lists them, by section. */
 export const SECTIONS: readonly {
@@ -23,7 +24,7 @@ export const SECTIONS: readonly {
   readonly commands: readonly Command[]
 }[] = [
   { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
-  { title: 'inspection', commands: [failedListCommand, failedShowCommand] },
+  { title: 'inspection', commands: [statsCommand, failedListCommand, failedShowCommand] },
   {
     title: 'control',
     commands: [

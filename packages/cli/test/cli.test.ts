@@ -61,6 +61,26 @@ describe('iddqueue CLI', () => {
       [['migrate'], 'no database; pass --url or set DATABASE_URL'],
       [['sql', 'drop'], 'expected "init" or "upgrade", got "drop"'],
       [['--schema', 'x"; drop table y; --', 'sql', 'init'], 'Invalid schema name'],
+      [['failed'], 'iddqueue failed: expected "list" or "show", got ""'],
+      [['failed', 'lst'], 'iddqueue failed: expected "list" or "show", got "lst"'],
+      [
+        ['retry', crypto.randomUUID()],
+        'iddqueue retry: no database; pass --url or set DATABASE_URL',
+      ],
+      [['--url', 'postgres://x/y', 'retry'], 'iddqueue retry: missing ID'],
+      [['--queue', 'q', 'flush'], "Unknown option '--queue'"],
+      [
+        ['--url', 'postgres://x/y', 'stats', '--frobnicate'],
+        "iddqueue stats: Unknown option '--frobnicate'",
+      ],
+      [
+        ['--url', 'postgres://x/y', 'retry', '--payload', crypto.randomUUID()],
+        "Unknown option '--payload'",
+      ],
+      [
+        ['--url', 'postgres://x/y', '--schema', 'x"y', 'pause', 'q'],
+        'iddqueue pause: Invalid schema name',
+      ],
     ]
     for (const [argv, text] of cases) {
       const { io, cli } = capture()
@@ -70,9 +90,44 @@ describe('iddqueue CLI', () => {
     }
   })
 
-  it('exits 1 when the database is unreachable', async () => {
+  it('exits 1 when the database is unreachable, saying so', async () => {
+    const url = 'postgres://root@127.0.0.1:1/none'
+    const runs: [string[], string][] = [
+      [['migrate'], 'iddqueue migrate: PostgreSQL is unreachable'],
+      [['stats'], 'iddqueue stats: PostgreSQL is unreachable'],
+      [
+        ['failed', 'list'],
+        'iddqueue failed list: Could not list failed messages: PostgreSQL is unreachable',
+      ],
+      [['retry', crypto.randomUUID()], 'PostgreSQL is unreachable'],
+    ]
+    for (const [argv, text] of runs) {
+      const { io, cli } = capture()
+      expect(await main(['--url', url, ...argv], cli), argv.join(' ')).toBe(1)
+      expect(io.stderr).toContain(text)
+      expect(io.stdout).toBe('')
+    }
+  })
+
+  it('prints the usage with --help, for the CLI or one command', async () => {
+    const all = capture()
+    expect(await main(['--help'], all.cli)).toBe(0)
+    for (const command of [
+      'failed list',
+      'retry ID',
+      'pause QUEUE',
+      'history purge --older-than-ms N',
+      'stats',
+    ])
+      expect(all.io.stdout).toContain(`  ${command}`)
+    const one = capture()
+    expect(await main(['failed', 'show', '--help'], one.cli)).toBe(0)
+    expect(one.io.stdout).toContain('failed show ID [--payload]')
+  })
+
+  it('takes global options after the command too', async () => {
     const { io, cli } = capture()
-    expect(await main(['--url', 'postgres://root@127.0.0.1:1/none', 'migrate'], cli)).toBe(1)
-    expect(io.stderr).toContain('iddqueue migrate:')
+    expect(await main(['sql', 'init', '--schema', 'late', '--prefix', 'p_'], cli)).toBe(0)
+    expect(io.stdout).toContain('create table "late"."p_messages"')
   })
 })

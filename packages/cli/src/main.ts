@@ -14,6 +14,8 @@ import { GLOBAL_OPTION_SPECS, type GlobalOptions } from './global-options.js'
 import { commandUsage, usage } from './usage.js'
 import { UsageError } from './usage-error.js'
 
+const HELP_HINT = 'run `iddqueue --help` for the commands and options\n'
+
 /** Command groups (`failed`, `history`, `sql`) and their subcommands. */
 const GROUPS = new Map<string, string[]>()
 for (const name of COMMANDS.keys()) {
@@ -45,7 +47,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   try {
     globals = parseArgs({ args: argv.slice(0, start), options: GLOBAL_OPTION_SPECS }).values
   } catch (error) {
-    io.err(`iddqueue: ${(error as Error).message}\n\n${usage()}`)
+    io.err(`iddqueue: ${(error as Error).message}\n${HELP_HINT}`)
     return EXIT.usage
   }
   if (globals.help) {
@@ -71,7 +73,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   }
   const command = COMMANDS.get(name)
   if (!command) {
-    io.err(`iddqueue: unknown command ${JSON.stringify(name)}\n\n${usage()}`)
+    io.err(`iddqueue: unknown command ${JSON.stringify(name)}\n${HELP_HINT}`)
     return EXIT.usage
   }
   let global: GlobalOptions | undefined
@@ -122,6 +124,9 @@ function parseCommand(
   }
   if (command.database !== false && !global.url)
     throw new UsageError('no database; pass --url or set DATABASE_URL')
+  // The URL may hold a password: never echo it.
+  if (command.database !== false && !URL.canParse(global.url))
+    throw new UsageError('invalid database URL: expected postgres://user@host:port/database')
   return {
     global,
     operands: positionals,
@@ -161,10 +166,13 @@ function report(
     io.err(`${prefix} PostgreSQL is unreachable (${message})\n`)
     return EXIT.failed
   }
-  io.err(`${prefix} ${IddqueueError.isInstance(error) ? '' : `${errorName(error)}: `}${message}\n`)
+  io.err(`${prefix} ${origin(error)}${message}\n`)
   return EXIT.failed
 }
 
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'Error'
+/** Says where an error that is not iddqueue's own came from. */
+function origin(error: unknown): string {
+  if (IddqueueError.isInstance(error)) return ''
+  if (error instanceof Error && error.name === 'PostgresError') return 'PostgreSQL: '
+  return error instanceof Error ? `${error.name}: ` : ''
 }

@@ -81,6 +81,7 @@ describe('iddqueue CLI', () => {
         ['--url', 'postgres://x/y', '--schema', 'x"y', 'pause', 'q'],
         'iddqueue pause: Invalid schema name',
       ],
+      [['--url', 'notaurl', 'stats'], 'iddqueue stats: invalid database URL'],
     ]
     for (const [argv, text] of cases) {
       const { io, cli } = capture()
@@ -88,6 +89,11 @@ describe('iddqueue CLI', () => {
       expect(io.stderr).toContain(text)
       expect(io.stdout).toBe('')
     }
+    // A URL that does not parse is refused without echoing it: it may hold a password.
+    const secret = capture({ DATABASE_URL: 'postgres://me:hunter2@db:port/app' })
+    expect(await main(['stats'], secret.cli)).toBe(2)
+    expect(secret.io.stderr).toContain('invalid database URL')
+    expect(secret.io.stderr).not.toContain('hunter2')
   })
 
   it('exits 1 when the database is unreachable, saying so', async () => {
@@ -107,6 +113,16 @@ describe('iddqueue CLI', () => {
       expect(io.stderr).toContain(text)
       expect(io.stdout).toBe('')
     }
+  })
+
+  it('exits 1 naming a database that does not exist', async () => {
+    const { io, cli } = capture()
+    const url = new URL(database.url)
+    url.pathname = '/no_such_database'
+    expect(await main(['--url', url.href, 'failed', 'list'], cli)).toBe(1)
+    expect(io.stderr).toBe(
+      'iddqueue failed list: PostgreSQL: database "no_such_database" does not exist\n',
+    )
   })
 
   it('prints the usage with --help, for the CLI or one command', async () => {

@@ -4,13 +4,20 @@ import { EXIT, printJson } from '../cli-io.js'
 import type { Command } from '../command.js'
 import { withBroker } from '../with-broker.js'
 
-const OUTCOMES: Record<RetryFailedResult['status'], { code: number; text?: string }> = {
+/** The exit code of each outcome, and what to tell the user when it is not a success. */
+const OUTCOMES: Record<
+  RetryFailedResult['status'],
+  { code: number; text?: (id: string) => string }
+> = {
   retried: { code: EXIT.ok },
-  missing: { code: EXIT.notFound, text: 'no message %s' },
-  'not-rejected': { code: EXIT.wrongState, text: 'message %s is not rejected; nothing changed' },
+  missing: { code: EXIT.notFound, text: (id) => `no message ${id}` },
+  'not-rejected': {
+    code: EXIT.wrongState,
+    text: (id) => `message ${id} is not rejected; nothing changed`,
+  },
   busy: {
     code: EXIT.busy,
-    text: 'a worker is still recording the rejection of message %s; try again shortly',
+    text: (id) => `a worker is still recording the rejection of message ${id}; try again shortly`,
   },
 }
 
@@ -28,7 +35,7 @@ export const retryCommand: Command = {
     const { status } = await withBroker(input.global, io, (broker) => broker.retryFailed(id))
     printJson(io, { id, status })
     const outcome = OUTCOMES[status]
-    if (outcome.text) io.err(`iddqueue retry: ${outcome.text.replace('%s', id)}\n`)
+    if (outcome.text) io.err(`iddqueue retry: ${outcome.text(id)}\n`)
     return outcome.code
   },
 }

@@ -1,4 +1,4 @@
-import { isUuid } from '@iddqueue/core'
+import { assertQueueName, isUuid } from '@iddqueue/core'
 import type { CommandInput } from './command.js'
 import { UsageError } from './usage-error.js'
 
@@ -39,17 +39,8 @@ export function integerOption(input: CommandInput, name: string): number | undef
   return number
 }
 
-// Core's rule for queue names (actor/names.ts). Core checks them itself
-// where it takes a queue, except in the read-only `isPaused` and in the
-// CLI's own stats query, which would report an impossible name as empty.
-const QUEUE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/
-
-/** @internal A queue name, checked like core checks it. */
-export function queueName(value: string | undefined, what = 'queue name'): string | undefined {
-  if (value !== undefined && !QUEUE_NAME.test(value)) {
-    throw new UsageError(
-      `invalid ${what} ${JSON.stringify(value)}: expected 1 to 128 ASCII letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_'`,
-    )
-  }
+/** @internal A queue name, checked by core's rule (a bad one is a usage error). */
+export function queueName(value: string | undefined): string | undefined {
+  if (value !== undefined) assertQueueName(value)
   return value
 }

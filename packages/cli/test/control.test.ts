@@ -55,7 +55,7 @@ describe('iddqueue pause, resume and queue-status', () => {
         'iddqueue pause: invalid --timeout-ms "-1": expected a whole number',
       ],
       [['resume'], 'iddqueue resume: missing QUEUE'],
-      [['queue-status', 'a b'], 'iddqueue queue-status: invalid queue name "a b"'],
+      [['queue-status', 'a b'], 'iddqueue queue-status: Invalid queue name "a b"'],
       [['queue-status', 'a', 'b'], 'iddqueue queue-status: unexpected argument "b"'],
     ]
     for (const [argv, text] of cases) {

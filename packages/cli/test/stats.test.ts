@@ -74,7 +74,7 @@ describe('iddqueue stats', () => {
 
     const bad = await db.cli('stats', '--queue', 'no good')
     expect(bad).toMatchObject({ code: 2, stdout: '' })
-    expect(bad.stderr).toContain('iddqueue stats: invalid queue name "no good"')
+    expect(bad.stderr).toContain('iddqueue stats: Invalid queue name "no good"')
   })
 
   it('names the missing tables when the namespace was never migrated', async () => {

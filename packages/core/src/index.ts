@@ -7,6 +7,7 @@ export {
   type ActorReference,
   type ErrorClass,
 } from './actor/actor-options.js'
+export { assertQueueName } from './actor/names.js'
 export { type Broker, createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
 export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './broker/events.js'

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { assertQueueName, InvalidIdentifierError } from '../src/index.js'
 import { setupDatabase, sleep, states, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
@@ -77,6 +78,8 @@ describe('pause and resume', () => {
     await broker.resume('never-paused')
     expect(await broker.isPaused('never-paused')).toBe(false)
     await expect(broker.pause('bad queue')).rejects.toThrow('Invalid queue name "bad queue"')
+    await expect(broker.isPaused('bad queue')).rejects.toThrow(InvalidIdentifierError)
+    expect(() => assertQueueName('')).toThrow('Invalid queue name ""')
     const [row] =
       await db.sql`select count(*)::int as n from iddqueue.queue_control where queue = 'never-paused'`
     expect(row?.n).toBe(0)

@@ -13,3 +13,17 @@ export function assertName(kind: 'queue' | 'actor', value: unknown): asserts val
     )
   }
 }
+
+/**
+ * Checks a queue name as iddqueue does wherever it takes one: 1 to 128 ASCII
+ * letters, digits, `_`, `.`, `:` or `-`, not starting with a punctuation
+ * mark. Throws `InvalidIdentifierError` naming the value otherwise. For
+ * checking configuration before it reaches a broker.
+ *
+ * @example
+ * assertQueueName('emails')   // ok
+ * assertQueueName('bad name') // throws InvalidIdentifierError: Invalid queue name "bad name": ...
+ */
+export function assertQueueName(value: unknown): asserts value is string {
+  assertName('queue', value)
+}

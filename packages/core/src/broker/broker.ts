@@ -14,7 +14,7 @@ import { type Actor, createActor } from '../actor/actor.js'
 import type { Handler } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import { type ActorOptions, resolveActorOptions } from '../actor/actor-options.js'
-import { assertName } from '../actor/names.js'
+import { assertName, assertQueueName } from '../actor/names.js'
 import { completedCount } from '../composition/completed-count.js'
 import { Group } from '../composition/group.js'
 import { type LastResult, Pipeline } from '../composition/pipeline.js'
@@ -450,6 +450,7 @@ export class Broker {
    */
   async isPaused(queue: string): Promise<boolean> {
     this.#core.assertOpen()
+    assertQueueName(queue)
     return (await pausedQueues(this.#core, [queue])).length > 0
   }
 

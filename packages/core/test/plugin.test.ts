@@ -4,6 +4,7 @@ import {
   type ActorOptions,
   currentMessage,
   type IddqueuePlugin,
+  InvalidOptionError,
   type Logger,
   type Middleware,
 } from '../src/index.js'
@@ -64,6 +65,35 @@ describe('a plugin (auditLog)', () => {
     const charge = broker.actor('charge', () => 1, options)
     expect(charge.options.audit).toBe(true)
     expect(charge.options.maxRetries).toBe(1)
+  })
+
+  it('checks the values of its options when an actor is declared: a refused actor is not registered', () => {
+    const seen: string[] = []
+    const checking: IddqueuePlugin = {
+      name: 'checking',
+      actorOptions: ['audit'],
+      checkActor(actor) {
+        seen.push(`${actor.name}:${actor.options.maxRetries}`)
+        if (actor.options.audit !== undefined && typeof actor.options.audit !== 'boolean') {
+          throw new InvalidOptionError(
+            `Invalid option audit for actor ${actor.name}: expected a boolean`,
+          )
+        }
+      },
+    }
+    const broker = db.broker({ plugins: [checking] })
+    expect(() => broker.actor('charge', () => 1, audited({ audit: 'yes' as never }))).toThrow(
+      InvalidOptionError,
+    )
+    expect(() => broker.actor('charge', () => 1, audited({ audit: 'yes' as never }))).toThrow(
+      'Invalid option audit for actor charge: expected a boolean',
+    )
+    // Not registered: the name is free for a valid declaration.
+    const charge = broker.actor('charge', () => 1, audited({ audit: true }))
+    expect(charge.options.audit).toBe(true)
+    // Every actor is checked, with core's defaults filled in.
+    broker.actor('plain', () => 1)
+    expect(seen).toEqual(['charge:20', 'charge:20', 'charge:20', 'plain:20'])
   })
 
   it('writes one audit row per attempt in the settle transaction, and skips actors without audit', async () => {

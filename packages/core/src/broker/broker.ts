@@ -164,7 +164,9 @@ export class Broker {
   /**
    * Declares an actor: a named handler whose messages go to `options.queue`.
    * The handler receives the message's arguments, then an `ActorContext`.
-   * Unknown options are refused here, not when the first message runs.
+   * Unknown options, and invalid values of core's or a plugin's options
+   * (see `IddqueuePlugin.checkActor`), are refused here, not when the first
+   * message runs.
    *
    * @example
    * const sendEmail = broker.actor(
@@ -190,6 +192,7 @@ export class Broker {
     const pluginKeys = new Set(this.#core.plugins.flatMap((plugin) => plugin.actorOptions ?? []))
     const resolved = resolveActorOptions(name, options as Record<string, unknown>, pluginKeys)
     const definition: ActorDefinition = { name, queue: resolved.queue, handler, options: resolved }
+    for (const plugin of this.#core.plugins) plugin.checkActor?.(definition)
     this.#core.actors.set(name, definition)
     return createActor(
       {

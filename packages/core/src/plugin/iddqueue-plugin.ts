@@ -1,4 +1,5 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
+import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Logger } from '../broker/logger.js'
 import type { Message, ResultOptions } from '../message/message.js'
 import type { Middleware } from './middleware.js'
@@ -83,6 +84,26 @@ export interface IddqueuePlugin {
   /** Actor option keys this plugin owns; any other unknown key is refused. */
   readonly actorOptions?: readonly string[]
   readonly middleware?: Middleware
+  /**
+   * Checks the options it owns when `broker.actor()` declares an actor, after
+   * core's own checks and before the actor is registered: throw (an
+   * `InvalidOptionError` naming the actor, the key and what was expected) to
+   * refuse the declaration. Runs for every actor, with or without the
+   * plugin's keys; `actor.options` has core's defaults filled in.
+   *
+   * @example
+   * const audit = (): IddqueuePlugin => ({
+   *   name: 'audit',
+   *   actorOptions: ['audit'],
+   *   checkActor(actor) {
+   *     const value = actor.options.audit
+   *     if (value !== undefined && typeof value !== 'boolean') {
+   *       throw new InvalidOptionError(`Invalid option audit for actor ${actor.name}: expected a boolean`)
+   *     }
+   *   },
+   * })
+   */
+  checkActor?(actor: ActorDefinition): void
   /** Runs once before the broker's first operation. */
   setup?(context: PluginContext): Teardown | undefined | Promise<Teardown | undefined>
 }

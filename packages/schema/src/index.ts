@@ -55,6 +55,6 @@ export {
 } from './tables/messages-table.js'
 export type { MigrationsTable } from './tables/migrations-table.js'
 export type { QueueControlTable } from './tables/queue-control-table.js'
-export type { ResultState, ResultsTable } from './tables/results-table.js'
+export type { ResultStatus, ResultsTable } from './tables/results-table.js'
 export type { SchedulesTable } from './tables/schedules-table.js'
 export type { WorkersTable } from './tables/workers-table.js'

@@ -1,26 +1,33 @@
 import type { ColumnType } from 'kysely'
+import type { FailureRecord } from './messages-table.js'
 
 /**
- * What a stored result holds.
+ * What a stored result holds: the handler's value (`success`), the failure
+ * that rejected the message (`failure`), or its cancellation (`cancelled`).
  *
  * @example
- * const state: ResultState = 'done' // the table comes with @iddqueue/results (planned)
+ * const status: ResultStatus = 'success'
  */
-export type ResultState = 'done' | 'failed' | 'cancelled'
+export type ResultStatus = 'success' | 'failure' | 'cancelled'
 
 /**
- * The `results` table (owned by `@iddqueue/results`): one result per message, with a TTL.
+ * The `results` table (created by the `@iddqueue/results` plugin's
+ * migration): at most one result per message, until `expires_at`.
  *
  * @example
- * type ResultRow = Selectable<ResultsTable> // the table comes with @iddqueue/results (planned)
+ * type ResultRow = Selectable<ResultsTable>
  */
 export interface ResultsTable {
   message_id: string
-  state: ResultState
-  /** The handler's return value when `state` is `done`. */
-  result: ColumnType<unknown, string | null, string | null>
-  /** `{ type, message }` when `state` is `failed`. */
-  error: ColumnType<Record<string, unknown> | null, string | null, string | null>
+  status: ResultStatus
+  /** The handler's return value as JSON when `status` is `success`; SQL null for `undefined`. */
+  value: ColumnType<unknown, string | null, string | null>
+  /** `{ type, message, at, attempt }` when `status` is `failure` or `cancelled`. */
+  failure: ColumnType<
+    Omit<FailureRecord, 'stack'> | null,
+    string | null | undefined,
+    string | null | undefined
+  >
   expires_at: ColumnType<Date, Date | string, Date | string>
-  created_at: ColumnType<Date, Date | string | undefined, never>
+  stored_at: ColumnType<Date, Date | string | undefined, Date | string | undefined>
 }

@@ -1,0 +1,331 @@
+import {
+  IddqueueError,
+  type IddqueuePlugin,
+  InvalidOptionError,
+  type Logger,
+  type Message,
+  type SettledMessage,
+} from '@iddqueue/core'
+import type { Executor, Namespace } from '@iddqueue/schema'
+import { type EncodedResult, encodeResult } from './encode-result.js'
+import type { StoredFailure } from './errors.js'
+import { resultsMigrations } from './migrations.js'
+import { createResultReader } from './read-result.js'
+import { ResultLoader } from './result-loader.js'
+import { ResultWaiters } from './result-waiters.js'
+import {
+  type ActorResultsPolicy,
+  actorPolicy,
+  type ResultsOptions,
+  resolveResultsOptions,
+} from './results-options.js'
+import { deleteResultsSql, purgeResultsSql } from './sql/purge-results.js'
+import { readResultsSql } from './sql/read-results.js'
+import { storeResultsSql } from './sql/store-results.js'
+
+/** The plugin's name: its migrations' owner in the ledger. */
+const PLUGIN_NAME = '@iddqueue/results'
+/** Ids per notification: 36 bytes each, well under NOTIFY's 8,000-byte payload limit. */
+const IDS_PER_NOTIFICATION = 100
+/** Rows per purge statement. */
+const PURGE_BATCH = 5_000
+/** How long `purgeResults` waits for a broker to set the plugin up. */
+const SETUP_WAIT_MS = 10_000
+
+/**
+ * Options of {@link ResultsPlugin.purgeResults}.
+ *
+ * @example
+ * await plugin.purgeResults({ batchSize: 1_000 })
+ */
+export interface PurgeResultsOptions {
+  /** Rows per statement. Default 5,000. */
+  readonly batchSize?: number
+}
+
+/**
+ * The results plugin: put it in `createBroker({ plugins })`; it also
+ * deletes expired results on demand.
+ *
+ * @example
+ * const plugin: ResultsPlugin = results()
+ * const broker = createBroker({ url, plugins: [plugin] })
+ * const deleted = await plugin.purgeResults()
+ */
+export interface ResultsPlugin extends IddqueuePlugin {
+  /**
+   * Deletes expired results of the broker's namespace, in bounded batches,
+   * and returns how many. Expired results are never returned anyway; this
+   * frees their space. Brokers with the plugin also do it every
+   * `purgeIntervalMs` (default hourly). Works once the broker has set its
+   * plugins up (its first operation, or `broker.ready()`); waits up to 10 s
+   * for that, then throws.
+   */
+  purgeResults(options?: PurgeResultsOptions): Promise<number>
+}
+
+interface Setup {
+  readonly executor: Executor
+  readonly logger: Logger
+  readonly ns: Namespace
+  readonly storeSql: string
+  readonly channel: string
+}
+
+/** A row for the `results` table. */
+interface ResultRow {
+  readonly id: string
+  readonly status: 'success' | 'failure' | 'cancelled'
+  readonly value: string | null
+  readonly failure: string | null
+  readonly ttlMs: number
+}
+
+function failureRow(
+  id: string,
+  status: 'failure' | 'cancelled',
+  failure: StoredFailure,
+  ttlMs: number,
+): ResultRow {
+  return { id, status, value: null, failure: JSON.stringify(failure), ttlMs }
+}
+
+/** The remaining steps of a pipeline, as core stores them on a step (option `pipeline`). */
+function pipelineSteps(message: Message): { id: string; actor: string }[] {
+  const state = message.options.pipeline as { steps?: unknown } | undefined
+  if (!Array.isArray(state?.steps)) return []
+  return state.steps.filter(
+    (step): step is { id: string; actor: string } =>
+      typeof step?.id === 'string' && typeof step?.actor === 'string',
+  )
+}
+
+/**
+ * Result storage: `await message.result()` returns what the handler
+ * returned, for actors declared with `storeResults: true`.
+ *
+ * In the transaction that records a batch of outcomes, the plugin stores
+ * each success's value, each final failure (`ResultFailure`) and each
+ * cancellation (`ResultCancelled`) in its own `results` table, with a TTL
+ * (`resultTtlMs`, default 10 minutes), then sends one notification per
+ * batch. Attempts that will be retried store nothing. A value that does not
+ * survive JSON (a Date, a BigInt, a cycle, ...) is stored as a failure that
+ * says why; the message itself stays successful.
+ *
+ * A blocked `message.result()` waits on the broker's shared LISTEN
+ * connection (no pool connection held while waiting), or polls in
+ * `pollOnly` mode. When a pipeline step fails for good, its failure is
+ * stored for the remaining steps too, so `pipeline.result()` throws it
+ * instead of timing out.
+ *
+ * @example
+ * import { createBroker } from '@iddqueue/core'
+ * import { results } from '@iddqueue/results'
+ *
+ * const broker = createBroker({ url: process.env.DATABASE_URL, plugins: [results()] })
+ * await broker.migrate() // creates the results table
+ * const add = broker.actor('add', (a: number, b: number) => a + b, { storeResults: true })
+ * const message = await add.send(1, 2)
+ * const sum: number = await message.result({ timeoutMs: 5_000 }) // 3, once a worker ran it
+ */
+export function results(options?: ResultsOptions): ResultsPlugin {
+  const config = resolveResultsOptions(options)
+  const policies = new Map<string, ActorResultsPolicy>()
+  // Encoded in the process hook (outside the settle transaction), read in settle.
+  const encoded = new WeakMap<Message, EncodedResult>()
+  let setup: Setup | undefined
+  let onSetup: ((value: Setup) => void) | undefined
+  let ready = new Promise<Setup>((resolve) => {
+    onSetup = resolve
+  })
+
+  const whenSetUp = async (): Promise<Setup> => {
+    if (setup) return setup
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new IddqueueError(
+              `purgeResults() found no broker with this plugin set up after ${SETUP_WAIT_MS} ms: put it in createBroker({ plugins }) and call broker.ready() first`,
+            ),
+          ),
+        SETUP_WAIT_MS,
+      )
+    })
+    try {
+      return await Promise.race([ready, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  const rowsOf = (settled: readonly SettledMessage[]): ResultRow[] => {
+    const rows = new Map<string, ResultRow>()
+    for (const s of settled) {
+      const { message } = s
+      const policy = policies.get(message.actor)
+      let stored: ResultRow | undefined
+      if (s.state === 'done' && s.outcome.kind === 'success') {
+        if (!policy?.store) continue
+        const result = encoded.get(message) ?? encodeResult(s.outcome.result)
+        stored = result.ok
+          ? {
+              id: message.id,
+              status: 'success',
+              value: result.json,
+              failure: null,
+              ttlMs: policy.ttlMs,
+            }
+          : failureRow(
+              message.id,
+              'failure',
+              {
+                type: 'ResultNotStored',
+                message: `The result of actor ${message.actor} was not stored: ${result.problem}`,
+                at: new Date().toISOString(),
+                attempt: s.attempt,
+              },
+              policy.ttlMs,
+            )
+      } else if (s.state === 'rejected' || s.state === 'cancelled') {
+        const status = s.state === 'rejected' ? 'failure' : 'cancelled'
+        const failure: StoredFailure =
+          status === 'failure' && s.failure
+            ? {
+                type: s.failure.type,
+                message: s.failure.message,
+                at: s.failure.at,
+                attempt: s.failure.attempt,
+              }
+            : {
+                type: status === 'failure' ? 'Error' : 'MessageCancelled',
+                message:
+                  status === 'failure'
+                    ? `Message ${message.id} was rejected`
+                    : `Message ${message.id} was cancelled`,
+                at: new Date().toISOString(),
+                attempt: s.attempt,
+              }
+        if (policy?.store) stored = failureRow(message.id, status, failure, policy.ttlMs)
+        // The steps after a failed pipeline step will never run: they fail too.
+        for (const step of pipelineSteps(message)) {
+          const stepPolicy = policies.get(step.actor)
+          if (stepPolicy?.store)
+            rows.set(step.id, failureRow(step.id, status, failure, stepPolicy.ttlMs))
+        }
+      }
+      if (stored) rows.set(stored.id, stored)
+    }
+    return [...rows.values()]
+  }
+
+  return {
+    name: PLUGIN_NAME,
+    migrations: resultsMigrations,
+    actorOptions: ['storeResults', 'resultTtlMs'],
+    checkActor(actor) {
+      policies.set(actor.name, actorPolicy(actor, config))
+    },
+    middleware: {
+      forActor: (actor) => policies.get(actor.name)?.store === true,
+      async process(event, next) {
+        const outcome = await next()
+        if (outcome.kind === 'success') encoded.set(event.message, encodeResult(outcome.result))
+        return outcome
+      },
+      async settle(event) {
+        if (!setup) return
+        const rows = rowsOf(event.settled)
+        if (rows.length === 0) return
+        const ids = rows.map((row) => row.id)
+        const payloads: string[] = []
+        for (let i = 0; i < ids.length; i += IDS_PER_NOTIFICATION)
+          payloads.push(ids.slice(i, i + IDS_PER_NOTIFICATION).join(','))
+        // Plain, checked values only: this statement cannot fail for reasons of data.
+        await event.executor.query(setup.storeSql, [
+          ids,
+          rows.map((row) => row.status),
+          rows.map((row) => row.value),
+          rows.map((row) => row.failure),
+          rows.map((row) => row.ttlMs),
+          setup.channel,
+          payloads,
+        ])
+      },
+      async revive(event) {
+        if (!setup) return
+        await event.executor.query(deleteResultsSql(setup.ns), [event.messageIds])
+      },
+    },
+    async setup(context) {
+      const ns = context.namespace
+      const channel = ns.channel('result')
+      const waiters = new ResultWaiters(context, channel, context.logger)
+      const loader = new ResultLoader(context.executor, readResultsSql(ns))
+      context.provideResults(createResultReader(loader, waiters, config.pollIntervalMs))
+      setup = {
+        executor: context.executor,
+        logger: context.logger,
+        ns,
+        storeSql: storeResultsSql(ns),
+        channel,
+      }
+      onSetup?.(setup)
+      let timer: NodeJS.Timeout | undefined
+      if (config.purgeIntervalMs !== false) {
+        const current = setup
+        timer = setInterval(() => {
+          purge(current, PURGE_BATCH, true).catch((error: unknown) =>
+            context.logger.warn('results: purge of expired results failed', { error }),
+          )
+        }, config.purgeIntervalMs)
+        timer.unref()
+      }
+      return async () => {
+        clearInterval(timer)
+        await waiters.close()
+        setup = undefined
+        ready = new Promise<Setup>((resolve) => {
+          onSetup = resolve
+        })
+      }
+    },
+    async purgeResults(purgeOptions = {}) {
+      const batchSize = purgeOptions.batchSize ?? PURGE_BATCH
+      if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+        throw new InvalidOptionError(
+          `Invalid batchSize ${String(purgeOptions.batchSize)}: expected an integer of at least 1`,
+        )
+      }
+      return purge(await whenSetUp(), batchSize, false)
+    },
+  }
+}
+
+/**
+ * Deletes expired results in batches, each its own short transaction. With
+ * `exclusive` (the periodic purge), each batch first takes the namespace's
+ * results-purge lock and the purge stops if another process holds it.
+ */
+async function purge(setup: Setup, batchSize: number, exclusive: boolean): Promise<number> {
+  const sql = purgeResultsSql(setup.ns)
+  const lockKey = setup.ns.lockKey('results-purge').toString()
+  let total = 0
+  for (;;) {
+    const deleted = await setup.executor.transaction(async (tx) => {
+      if (exclusive) {
+        const [lock] = await tx.query<{ ok: boolean }>(
+          'select pg_try_advisory_xact_lock($1::bigint) as ok',
+          [lockKey],
+        )
+        if (!lock?.ok) return undefined
+      }
+      const [row] = await tx.query<{ deleted: number }>(sql, [batchSize])
+      return row?.deleted ?? 0
+    })
+    if (deleted === undefined) return total
+    total += deleted
+    if (deleted < batchSize) return total
+  }
+}

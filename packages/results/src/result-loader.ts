@@ -61,7 +61,8 @@ export class ResultLoader {
         results = readError(error)
       }
       for (const id of chunk) {
-        const result = results instanceof Error ? results : (results.get(id) ?? MISSING)
+        const result =
+          results instanceof Error ? results : (results.get(id.toLowerCase()) ?? MISSING)
         for (const callback of pending.get(id)!) callback(result)
       }
     }

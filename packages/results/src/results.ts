@@ -2,16 +2,15 @@ import {
   IddqueueError,
   type IddqueuePlugin,
   InvalidOptionError,
-  type Logger,
   type Message,
-  type SettledMessage,
 } from '@iddqueue/core'
 import type { Executor, Namespace } from '@iddqueue/schema'
 import { type EncodedResult, encodeResult } from './encode-result.js'
-import type { StoredFailure } from './errors.js'
 import { resultsMigrations } from './migrations.js'
+import { purgeExpired } from './purge-expired.js'
 import { createResultReader } from './read-result.js'
 import { ResultLoader } from './result-loader.js'
+import { resultRows } from './result-rows.js'
 import { ResultWaiters } from './result-waiters.js'
 import {
   type ActorResultsPolicy,
@@ -19,7 +18,7 @@ import {
   type ResultsOptions,
   resolveResultsOptions,
 } from './results-options.js'
-import { deleteResultsSql, purgeResultsSql } from './sql/purge-results.js'
+import { deleteResultsSql } from './sql/purge-results.js'
 import { readResultsSql } from './sql/read-results.js'
 import { storeResultsSql } from './sql/store-results.js'
 
@@ -66,38 +65,9 @@ export interface ResultsPlugin extends IddqueuePlugin {
 
 interface Setup {
   readonly executor: Executor
-  readonly logger: Logger
   readonly ns: Namespace
   readonly storeSql: string
   readonly channel: string
-}
-
-/** A row for the `results` table. */
-interface ResultRow {
-  readonly id: string
-  readonly status: 'success' | 'failure' | 'cancelled'
-  readonly value: string | null
-  readonly failure: string | null
-  readonly ttlMs: number
-}
-
-function failureRow(
-  id: string,
-  status: 'failure' | 'cancelled',
-  failure: StoredFailure,
-  ttlMs: number,
-): ResultRow {
-  return { id, status, value: null, failure: JSON.stringify(failure), ttlMs }
-}
-
-/** The remaining steps of a pipeline, as core stores them on a step (option `pipeline`). */
-function pipelineSteps(message: Message): { id: string; actor: string }[] {
-  const state = message.options.pipeline as { steps?: unknown } | undefined
-  if (!Array.isArray(state?.steps)) return []
-  return state.steps.filter(
-    (step): step is { id: string; actor: string } =>
-      typeof step?.id === 'string' && typeof step?.actor === 'string',
-  )
 }
 
 /**
@@ -160,66 +130,6 @@ export function results(options?: ResultsOptions): ResultsPlugin {
     }
   }
 
-  const rowsOf = (settled: readonly SettledMessage[]): ResultRow[] => {
-    const rows = new Map<string, ResultRow>()
-    for (const s of settled) {
-      const { message } = s
-      const policy = policies.get(message.actor)
-      let stored: ResultRow | undefined
-      if (s.state === 'done' && s.outcome.kind === 'success') {
-        if (!policy?.store) continue
-        const result = encoded.get(message) ?? encodeResult(s.outcome.result)
-        stored = result.ok
-          ? {
-              id: message.id,
-              status: 'success',
-              value: result.json,
-              failure: null,
-              ttlMs: policy.ttlMs,
-            }
-          : failureRow(
-              message.id,
-              'failure',
-              {
-                type: 'ResultNotStored',
-                message: `The result of actor ${message.actor} was not stored: ${result.problem}`,
-                at: new Date().toISOString(),
-                attempt: s.attempt,
-              },
-              policy.ttlMs,
-            )
-      } else if (s.state === 'rejected' || s.state === 'cancelled') {
-        const status = s.state === 'rejected' ? 'failure' : 'cancelled'
-        const failure: StoredFailure =
-          status === 'failure' && s.failure
-            ? {
-                type: s.failure.type,
-                message: s.failure.message,
-                at: s.failure.at,
-                attempt: s.failure.attempt,
-              }
-            : {
-                type: status === 'failure' ? 'Error' : 'MessageCancelled',
-                message:
-                  status === 'failure'
-                    ? `Message ${message.id} was rejected`
-                    : `Message ${message.id} was cancelled`,
-                at: new Date().toISOString(),
-                attempt: s.attempt,
-              }
-        if (policy?.store) stored = failureRow(message.id, status, failure, policy.ttlMs)
-        // The steps after a failed pipeline step will never run: they fail too.
-        for (const step of pipelineSteps(message)) {
-          const stepPolicy = policies.get(step.actor)
-          if (stepPolicy?.store)
-            rows.set(step.id, failureRow(step.id, status, failure, stepPolicy.ttlMs))
-        }
-      }
-      if (stored) rows.set(stored.id, stored)
-    }
-    return [...rows.values()]
-  }
-
   return {
     name: PLUGIN_NAME,
     migrations: resultsMigrations,
@@ -236,7 +146,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
       },
       async settle(event) {
         if (!setup) return
-        const rows = rowsOf(event.settled)
+        const rows = resultRows(event.settled, policies, encoded)
         if (rows.length === 0) return
         const ids = rows.map((row) => row.id)
         const payloads: string[] = []
@@ -266,7 +176,6 @@ export function results(options?: ResultsOptions): ResultsPlugin {
       context.provideResults(createResultReader(loader, waiters, config.pollIntervalMs))
       setup = {
         executor: context.executor,
-        logger: context.logger,
         ns,
         storeSql: storeResultsSql(ns),
         channel,
@@ -276,7 +185,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
       if (config.purgeIntervalMs !== false) {
         const current = setup
         timer = setInterval(() => {
-          purge(current, PURGE_BATCH, true).catch((error: unknown) =>
+          purgeExpired(current, PURGE_BATCH, true).catch((error: unknown) =>
             context.logger.warn('results: purge of expired results failed', { error }),
           )
         }, config.purgeIntervalMs)
@@ -298,34 +207,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
           `Invalid batchSize ${String(purgeOptions.batchSize)}: expected an integer of at least 1`,
         )
       }
-      return purge(await whenSetUp(), batchSize, false)
+      return purgeExpired(await whenSetUp(), batchSize, false)
     },
-  }
-}
-
-/**
- * Deletes expired results in batches, each its own short transaction. With
- * `exclusive` (the periodic purge), each batch first takes the namespace's
- * results-purge lock and the purge stops if another process holds it.
- */
-async function purge(setup: Setup, batchSize: number, exclusive: boolean): Promise<number> {
-  const sql = purgeResultsSql(setup.ns)
-  const lockKey = setup.ns.lockKey('results-purge').toString()
-  let total = 0
-  for (;;) {
-    const deleted = await setup.executor.transaction(async (tx) => {
-      if (exclusive) {
-        const [lock] = await tx.query<{ ok: boolean }>(
-          'select pg_try_advisory_xact_lock($1::bigint) as ok',
-          [lockKey],
-        )
-        if (!lock?.ok) return undefined
-      }
-      const [row] = await tx.query<{ deleted: number }>(sql, [batchSize])
-      return row?.deleted ?? 0
-    })
-    if (deleted === undefined) return total
-    total += deleted
-    if (deleted < batchSize) return total
   }
 }

@@ -99,6 +99,26 @@ describe('stored results', () => {
     expect(Object.keys(stored).sort()).toEqual(['at', 'attempt', 'message', 'type'])
   })
 
+  it('stores the rejection of a message skipped by its age limit (its handler never ran)', async () => {
+    const broker = db.broker({ plugins: [results()] })
+    const queue = uniqueQueue('age')
+    let ran = false
+    const stale = broker.actor(
+      'stale',
+      () => {
+        ran = true
+      },
+      { queue, storeResults: true, maxAgeMs: 1 },
+    )
+    const message = await stale.send()
+    await sleep(50)
+    await drain(broker, [queue])
+    expect(ran).toBe(false)
+    const error = await rejection(message.result({ block: false }))
+    expect(ResultFailure.isInstance(error)).toBe(true)
+    expect((error as ResultFailure).failure.type).toBe('AgeLimitExceeded')
+  })
+
   it('stores nothing for an attempt that will be retried, then the value of the one that succeeds', async () => {
     const broker = db.broker({ plugins: [results()] })
     const queue = uniqueQueue('retry')

@@ -50,7 +50,7 @@ export type {
   PurgeAttemptsOptions,
 } from './history/attempt-record.js'
 export { type EncodedMessage, Message, type ResultOptions } from './message/message.js'
-export { DEFAULT_MAX_PAYLOAD_BYTES } from './message/message-codec.js'
+export { DEFAULT_MAX_PAYLOAD_BYTES, encodeJson } from './message/message-codec.js'
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'

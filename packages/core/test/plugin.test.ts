@@ -247,6 +247,42 @@ describe('a plugin (auditLog)', () => {
     ])
   })
 
+  it('skips a settle hook for batches of successes of actors its forActor leaves alone', async () => {
+    const settled: string[][] = []
+    const watcher: Middleware = {
+      forActor: (actor) => actor.name === 'watched',
+      async settle(event) {
+        settled.push(event.settled.map((s) => `${s.message.actor}:${s.state}`))
+      },
+    }
+    const broker = db.broker({ middleware: [watcher] })
+    const queue = uniqueQueue()
+    const other = broker.actor(
+      'other',
+      (fail: boolean) => {
+        if (fail) throw new Error('no')
+      },
+      { queue, maxRetries: 0 },
+    )
+    const watched = broker.actor('watched', () => {}, { queue })
+    const run = async () => {
+      const worker = broker.worker({ queues: [queue] })
+      await worker.start()
+      await broker.join({ queues: [queue], timeoutMs: 5_000 })
+      await worker.stop()
+    }
+    await broker.enqueueMany([other.message(false), other.message(false)])
+    await run()
+    expect(settled).toEqual([])
+    await other.send(true)
+    await run()
+    expect(settled).toEqual([['other:rejected']])
+    settled.length = 0
+    await watched.send()
+    await run()
+    expect(settled).toEqual([['watched:done']])
+  })
+
   it('runs setup once, before the first operation, and its teardown on close after the workers stop', async () => {
     const lines: string[] = []
     const plugin = auditLog()

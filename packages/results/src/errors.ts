@@ -82,10 +82,6 @@ export class ResultFailure extends IddqueueError {
     message = `Message ${messageId} failed: ${failure.type}: ${failure.message}`,
   ) {
     super(message)
-    // The base class marks only the most derived class; a ResultCancelled is a ResultFailure too.
-    if (new.target !== ResultFailure) {
-      Object.defineProperty(this, Symbol.for('iddqueue.error.ResultFailure'), { value: true })
-    }
   }
 }
 

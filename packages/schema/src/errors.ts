@@ -36,7 +36,14 @@ export class IddqueueError extends Error {
   constructor(message: string, options: IddqueueErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = new.target.name
-    Object.defineProperty(this, Symbol.for(`iddqueue.error.${new.target.name}`), { value: true })
+    // Mark every class from this one up to IddqueueError, so that a parent's
+    // isInstance() is true for a subclass, as instanceof would be.
+    for (
+      let type: unknown = new.target;
+      typeof type === 'function' && type !== IddqueueError;
+      type = Object.getPrototypeOf(type)
+    )
+      Object.defineProperty(this, Symbol.for(`iddqueue.error.${type.name}`), { value: true })
   }
 
   /** True when `error` is an iddqueue error of this class (or a subclass), across package copies. */

@@ -103,8 +103,22 @@ export function encodeArgs(args: readonly unknown[]): string {
 
 /** Encodes message options the same way as {@link encodeArgs}. */
 export function encodeOptions(options: Readonly<Record<string, unknown>>): string {
-  check(options, 'options', new Set())
-  return JSON.stringify(options)
+  return encodeJson(options, 'options')
+}
+
+/**
+ * Encodes `value` as JSON after checking it comes back from JSON and
+ * PostgreSQL's jsonb exactly as it went in, by the rules message arguments
+ * follow; a value that would not is refused with `InvalidPayloadError`
+ * naming its path under `path`. For plugins that store values (results).
+ *
+ * @example
+ * encodeJson({ total: 3 }, 'result')      // '{"total":3}'
+ * encodeJson({ at: new Date() }, 'result') // throws InvalidPayloadError: result.at is a Date, ...
+ */
+export function encodeJson(value: unknown, path: string): string {
+  check(value, path, new Set())
+  return JSON.stringify(value)
 }
 
 /**

@@ -171,7 +171,9 @@ export interface ReviveEvent {
 export interface Middleware {
   /**
    * Return false to leave an actor's messages alone: the `process` hook is
-   * then left out of that actor's chain, which saves work on the hot path.
+   * then left out of that actor's chain, and the `settle` hook does not run
+   * for a batch made only of that actor's successes (a batch with a failure
+   * or a cancellation still runs it). Both save work on the hot path.
    */
   forActor?(actor: ActorDefinition): boolean
   /** Wraps a write of messages; throw to refuse it. */

@@ -3,7 +3,7 @@ import type { BrokerContext } from '../broker/broker-context.js'
 import { writeMessages } from '../enqueue/enqueue.js'
 import type { PreparedEntry } from '../enqueue/prepared-entry.js'
 import type { Message } from '../message/message.js'
-import type { Outcome, SettledMessage } from '../plugin/middleware.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
 import { failureRecord } from './failure-record.js'
 
 /** @internal One outcome waiting to be written. */
@@ -41,6 +41,21 @@ function row(entry: SettleEntry): Row {
 }
 
 /**
+ * Whether a settle hook runs for this batch: always, unless the middleware
+ * says with `forActor` that it leaves alone the actors of a batch made only
+ * of successes. So a plugin that concerns a few actors (results) does not
+ * turn every other batch into a transaction.
+ */
+function concerns(core: BrokerContext, middleware: Middleware, entries: readonly SettleEntry[]) {
+  if (!middleware.forActor) return true
+  return entries.some((e) => {
+    if (e.outcome.kind !== 'success') return true
+    const actor = core.actors.get(e.message.actor)
+    return actor === undefined || middleware.forActor!(actor)
+  })
+}
+
+/**
  * @internal Writes a batch of outcomes for worker `workerId`. All successes
  * with nothing else to do: one `ack` statement. Otherwise one `settle`
  * statement; and when there are follow-up messages or plugin settle hooks,
@@ -53,7 +68,7 @@ export async function settleBatch(
   entries: readonly SettleEntry[],
   workerId: string,
 ): Promise<void> {
-  const hooks = core.middleware.filter((m) => m.settle)
+  const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const needsTransaction = hooks.length > 0 || entries.some((e) => e.followUps.length > 0)
   const allAcks = entries.every((e) => e.outcome.kind === 'success')
   const requeued = [

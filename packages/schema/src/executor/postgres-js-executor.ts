@@ -19,10 +19,15 @@ export function postgresJsExecutor(
     async query<Row>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
       // Without parameters postgres.js uses the simple protocol, which also
       // allows several statements in one text (migrations rely on that).
-      const rows = await sql.unsafe(text, params as unknown[], {
+      const rows = (await sql.unsafe(text, params as unknown[], {
         prepare: prepare && params.length > 0,
-      })
-      return rows as Row[]
+      })) as Row[]
+      // postgres.js resolves to a row array its query object keeps, and that
+      // object (a Promise subclass) survives young-generation GCs until the
+      // next full GC: every row it holds is copied, promoted and grows the
+      // heap. A worker draining 50,000 messages promoted ~40 MB of rows that
+      // way. Moving the rows to a plain array leaves the query an empty one.
+      return rows.splice(0)
     },
     async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       const open = inTransaction ? sql.savepoint : sql.begin

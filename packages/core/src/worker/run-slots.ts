@@ -48,7 +48,7 @@ export class RunSlots {
 
   /** The run of message `id`, if it is running here. */
   find(id: string): Run | undefined {
-    for (const run of this.#slots) if (run?.delivery.id === id) return run
+    for (const run of this.#slots) if (run?.message.id === id) return run
     return undefined
   }
 

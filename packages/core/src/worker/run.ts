@@ -41,7 +41,7 @@ export class Run implements ProcessEvent, SettleEntry {
 
   constructor(
     private readonly core: BrokerContext,
-    readonly delivery: Delivery,
+    delivery: Delivery,
     readonly actor: ActorDefinition,
     readonly workerId: string,
   ) {

@@ -407,6 +407,10 @@ export class Worker {
 
   #freeSlot(run: Run): void {
     this.#running.remove(run)
+    // The run now only waits for its outcome to be written, often through a
+    // young-generation GC or two: drop what only the attempt needed.
+    run.handler = undefined
+    run.expire = undefined
     this.#prefetch.completed()
     if (this.#running.size === 0) this.#drained?.()
     this.#pump()
@@ -441,7 +445,7 @@ export class Worker {
   }
 
   /** Returns unstarted messages to the queue, eta and retry budget intact. */
-  #release(deliveries: readonly Delivery[]): void {
+  #release(deliveries: readonly Pick<Delivery, 'id' | 'actor' | 'queue' | 'retries'>[]): void {
     for (const delivery of deliveries) {
       this.#settler.add({
         message: new Message(undefined, delivery.id, delivery.actor, delivery.queue, [], 0, {}),
@@ -632,7 +636,14 @@ export class Worker {
           run.abandoned = true
           run.abort(new WorkerShutdown('The worker stopped before this handler finished'))
         }
-        this.#release(this.#running.values().map((run) => run.delivery))
+        this.#release(
+          this.#running.values().map((run) => ({
+            id: run.message.id,
+            actor: run.message.actor,
+            queue: run.message.queue,
+            retries: run.retries,
+          })),
+        )
       }
     }
     let settleTimer: NodeJS.Timeout | undefined

@@ -1,6 +1,7 @@
 import { TimeLimitExceeded } from '../errors.js'
 import type { Middleware } from '../plugin/middleware.js'
 import { expire } from '../worker/process-chain.js'
+import { Deadlines } from './deadlines.js'
 
 /**
  * @internal Once an actor's `timeLimitMs` has passed, aborts the handler's
@@ -9,18 +10,17 @@ import { expire } from '../worker/process-chain.js'
  * busy until such a handler returns.
  */
 export function timeLimit(): Middleware {
+  const deadlines = new Deadlines((event) => {
+    expire(
+      event,
+      new TimeLimitExceeded(
+        `Actor ${event.actor.name} passed its time limit of ${event.actor.options.timeLimitMs} ms on message ${event.message.id}`,
+      ),
+    )
+  })
   return {
     process(event, next) {
-      const limit = event.actor.options.timeLimitMs
-      const timer = setTimeout(() => {
-        expire(
-          event,
-          new TimeLimitExceeded(
-            `Actor ${event.actor.name} passed its time limit of ${limit} ms on message ${event.message.id}`,
-          ),
-        )
-      }, limit)
-      return next().finally(() => clearTimeout(timer))
+      return deadlines.watch(event, event.actor.options.timeLimitMs, next)
     },
   }
 }

@@ -35,11 +35,13 @@ export class Run implements ProcessEvent, SettleEntry {
   handler: Promise<unknown> | undefined = undefined
   /** Ends the attempt at once (the time limit), whatever the handler does. */
   expire: ((error: unknown) => void) | undefined = undefined
+  /** The worker's slot this run occupies while it runs (see `RunSlots`), else -1. */
+  slot = -1
   #controller: AbortController | undefined = undefined
 
   constructor(
     private readonly core: BrokerContext,
-    readonly delivery: Delivery,
+    delivery: Delivery,
     readonly actor: ActorDefinition,
     readonly workerId: string,
   ) {

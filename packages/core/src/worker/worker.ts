@@ -19,6 +19,7 @@ import { Liveness } from './liveness.js'
 import { Prefetch } from './prefetch.js'
 import { type ProcessChain, processChain } from './process-chain.js'
 import { Run } from './run.js'
+import { RunSlots } from './run-slots.js'
 import type { SettleEntry } from './settle.js'
 import { SettleBatcher } from './settle-batcher.js'
 import {
@@ -83,7 +84,7 @@ export class Worker {
   #nextEtaSql = ''
   #queueParam: string | readonly string[] = ''
   #buffer: Delivery[] = []
-  readonly #running = new Map<string, Run>()
+  readonly #running: RunSlots
   readonly #chains = new Map<string, ProcessChain>()
   readonly #prefetch: Prefetch
   readonly #settler: SettleBatcher
@@ -116,6 +117,7 @@ export class Worker {
     this.#closeBroker = closeBroker
     this.#options = resolveWorkerOptions(options)
     this.#onStopped = onStopped
+    this.#running = new RunSlots(this.#options.concurrency)
     this.#prefetch = new Prefetch(this.#options.prefetch, this.#options.concurrency)
     this.#settler = new SettleBatcher(core, this.id, this.#options.settleBatchSize, (entries) =>
       this.#afterSettle(entries),
@@ -356,7 +358,7 @@ export class Worker {
     const core = this.#core
     const actor = core.actors.get(delivery.actor)
     const run = new Run(core, delivery, actor!, this.id)
-    this.#running.set(delivery.id, run)
+    this.#running.add(run)
     if (core.events.has('message:started')) {
       core.events.emit('message:started', {
         message: run.message,
@@ -404,7 +406,11 @@ export class Worker {
   }
 
   #freeSlot(run: Run): void {
-    this.#running.delete(run.delivery.id)
+    this.#running.remove(run)
+    // The run now only waits for its outcome to be written, often through a
+    // young-generation GC or two: drop what only the attempt needed.
+    run.handler = undefined
+    run.expire = undefined
     this.#prefetch.completed()
     if (this.#running.size === 0) this.#drained?.()
     this.#pump()
@@ -439,7 +445,7 @@ export class Worker {
   }
 
   /** Returns unstarted messages to the queue, eta and retry budget intact. */
-  #release(deliveries: readonly Delivery[]): void {
+  #release(deliveries: readonly Pick<Delivery, 'id' | 'actor' | 'queue' | 'retries'>[]): void {
     for (const delivery of deliveries) {
       this.#settler.add({
         message: new Message(undefined, delivery.id, delivery.actor, delivery.queue, [], 0, {}),
@@ -496,7 +502,7 @@ export class Worker {
   }
 
   #cancel(id: string): void {
-    const run = this.#running.get(id)
+    const run = this.#running.find(id)
     if (run) {
       run.cancelled = true
       run.abort(new MessageCancelled(`Message ${id} was cancelled while running`))
@@ -630,7 +636,14 @@ export class Worker {
           run.abandoned = true
           run.abort(new WorkerShutdown('The worker stopped before this handler finished'))
         }
-        this.#release([...this.#running.values()].map((run) => run.delivery))
+        this.#release(
+          this.#running.values().map((run) => ({
+            id: run.message.id,
+            actor: run.message.actor,
+            queue: run.message.queue,
+            retries: run.retries,
+          })),
+        )
       }
     }
     let settleTimer: NodeJS.Timeout | undefined

@@ -82,6 +82,7 @@ export type {
   SettledMessage,
   SettleEvent,
 } from './plugin/middleware.js'
+export { SetupLatch } from './plugin/setup-latch.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
 export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
 export {

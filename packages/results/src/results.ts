@@ -1,9 +1,4 @@
-import {
-  IddqueueError,
-  type IddqueuePlugin,
-  InvalidOptionError,
-  type Message,
-} from '@iddqueue/core'
+import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } from '@iddqueue/core'
 import type { Executor, Namespace } from '@iddqueue/schema'
 import { type EncodedResult, encodeResult } from './encode-result.js'
 import { resultsMigrations } from './migrations.js'
@@ -28,8 +23,6 @@ const PLUGIN_NAME = '@iddqueue/results'
 const IDS_PER_NOTIFICATION = 100
 /** Rows per purge statement. */
 const PURGE_BATCH = 5_000
-/** How long `purgeResults` waits for a broker to set the plugin up. */
-const SETUP_WAIT_MS = 10_000
 
 /**
  * Options of {@link ResultsPlugin.purgeResults}.
@@ -103,32 +96,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
   const policies = new Map<string, ActorResultsPolicy>()
   // Encoded in the process hook (outside the settle transaction), read in settle.
   const encoded = new WeakMap<Message, EncodedResult>()
-  let setup: Setup | undefined
-  let onSetup: ((value: Setup) => void) | undefined
-  let ready = new Promise<Setup>((resolve) => {
-    onSetup = resolve
-  })
-
-  const whenSetUp = async (): Promise<Setup> => {
-    if (setup) return setup
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new IddqueueError(
-              `purgeResults() found no broker with this plugin set up after ${SETUP_WAIT_MS} ms: put it in createBroker({ plugins }) and call broker.ready() first`,
-            ),
-          ),
-        SETUP_WAIT_MS,
-      )
-    })
-    try {
-      return await Promise.race([ready, timeout])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
+  const latch = new SetupLatch<Setup>('results()')
 
   return {
     name: PLUGIN_NAME,
@@ -145,6 +113,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
         return outcome
       },
       async settle(event) {
+        const setup = latch.current
         if (!setup) return
         const rows = resultRows(event.settled, policies, encoded)
         if (rows.length === 0) return
@@ -164,6 +133,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
         ])
       },
       async revive(event) {
+        const setup = latch.current
         if (!setup) return
         await event.executor.query(deleteResultsSql(setup.ns), [event.messageIds])
       },
@@ -174,18 +144,17 @@ export function results(options?: ResultsOptions): ResultsPlugin {
       const waiters = new ResultWaiters(context, channel, context.logger)
       const loader = new ResultLoader(context.executor, readResultsSql(ns))
       context.provideResults(createResultReader(loader, waiters, config.pollIntervalMs))
-      setup = {
+      const setup: Setup = {
         executor: context.executor,
         ns,
         storeSql: storeResultsSql(ns),
         channel,
       }
-      onSetup?.(setup)
+      latch.set(setup)
       let timer: NodeJS.Timeout | undefined
       if (config.purgeIntervalMs !== false) {
-        const current = setup
         timer = setInterval(() => {
-          purgeExpired(current, PURGE_BATCH, true).catch((error: unknown) =>
+          purgeExpired(setup, PURGE_BATCH, true).catch((error: unknown) =>
             context.logger.warn('results: purge of expired results failed', { error }),
           )
         }, config.purgeIntervalMs)
@@ -194,10 +163,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
       return async () => {
         clearInterval(timer)
         await waiters.close()
-        setup = undefined
-        ready = new Promise<Setup>((resolve) => {
-          onSetup = resolve
-        })
+        latch.clear()
       }
     },
     async purgeResults(purgeOptions = {}) {
@@ -207,7 +173,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
           `Invalid batchSize ${String(purgeOptions.batchSize)}: expected an integer of at least 1`,
         )
       }
-      return purgeExpired(await whenSetUp(), batchSize, false)
+      return purgeExpired(await latch.wait('purge results'), batchSize, false)
     },
   }
 }

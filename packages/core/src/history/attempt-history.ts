@@ -1,9 +1,4 @@
-import {
-  type AttemptOutcome,
-  type Executor,
-  IddqueueError,
-  InvalidOptionError,
-} from '@iddqueue/schema'
+import { type AttemptOutcome, type Executor, InvalidOptionError } from '@iddqueue/schema'
 import type { Logger } from '../broker/logger.js'
 import { wrapError } from '../broker/wrap-error.js'
 import type { Message } from '../message/message.js'
@@ -11,6 +6,7 @@ import { isUuid, uuid7 } from '../message/uuid7.js'
 import { pageLimit } from '../ops/failed.js'
 import type { PluginContext } from '../plugin/iddqueue-plugin.js'
 import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
+import { SetupLatch } from '../plugin/setup-latch.js'
 import {
   finishAttemptsSql,
   listAttemptsSql,
@@ -23,8 +19,6 @@ import { BatchWriter } from './batch-writer.js'
 
 /** Rows per purge statement. */
 const PURGE_BATCH = 5_000
-/** How long `listAttempts` and `purgeAttempts` wait for a broker to set the plugin up. */
-const SETUP_WAIT_MS = 10_000
 const PLUGIN_NAME = '@iddqueue/core/history'
 
 interface Setup {
@@ -125,37 +119,12 @@ function finish(
  * console.log(items.map((a) => [a.status, a.errorType, a.durationMs]))
  */
 export function attemptHistory(): AttemptHistoryPlugin {
-  let setup: Setup | undefined
-  let onSetup: ((value: Setup) => void) | undefined
-  const ready = new Promise<Setup>((resolve) => {
-    onSetup = resolve
-  })
+  const latch = new SetupLatch<Setup>('attemptHistory()')
   const open = new WeakMap<Message, OpenAttempt>()
-
-  const whenSetUp = async (doing: string): Promise<Setup> => {
-    if (setup) return setup
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new IddqueueError(
-              `Could not ${doing}: attemptHistory() was not set up by a broker within ${SETUP_WAIT_MS} ms; pass it in createBroker({ plugins: [history] }) and let the broker run an operation (a send, a worker start) first`,
-            ),
-          ),
-        SETUP_WAIT_MS,
-      )
-    })
-    try {
-      return await Promise.race([ready, timeout])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
 
   const middleware: Middleware = {
     async process(event, next) {
-      const current = setup
+      const current = latch.current
       if (!current) return next()
       const { message } = event
       const id = uuid7()
@@ -183,7 +152,7 @@ export function attemptHistory(): AttemptHistoryPlugin {
     },
 
     async settle(event) {
-      const current = setup
+      const current = latch.current
       if (!current) return
       const ids: string[] = []
       const outcomes: string[] = []
@@ -221,14 +190,14 @@ export function attemptHistory(): AttemptHistoryPlugin {
     middleware,
 
     setup(context: PluginContext) {
-      if (setup) {
+      if (latch.current) {
         throw new InvalidOptionError(
           'attemptHistory() is already set up by another broker: call attemptHistory() once per broker',
         )
       }
       const { namespace, executor, logger } = context
       const startSql = startAttemptsSql(namespace)
-      setup = {
+      latch.set({
         executor,
         logger,
         starts: new BatchWriter(async (rows) => {
@@ -243,8 +212,7 @@ export function attemptHistory(): AttemptHistoryPlugin {
         finishSql: finishAttemptsSql(namespace),
         listSql: listAttemptsSql(namespace),
         purgeSql: purgeAttemptsSql(namespace),
-      }
-      onSetup?.(setup)
+      })
       return undefined
     },
 
@@ -260,7 +228,7 @@ export function attemptHistory(): AttemptHistoryPlugin {
           `Invalid cursor (after) ${JSON.stringify(options.after)}: expected a UUID`,
         )
       }
-      const current = await whenSetUp('list attempts')
+      const current = await latch.wait('list attempts')
       try {
         const rows = await current.executor.query<AttemptRow>(current.listSql, [
           messageId,
@@ -284,7 +252,7 @@ export function attemptHistory(): AttemptHistoryPlugin {
           `Invalid olderThanMs ${String(olderThanMs)}: expected an integer of 0 or more`,
         )
       }
-      const current = await whenSetUp('purge attempts')
+      const current = await latch.wait('purge attempts')
       let total = 0
       try {
         for (;;) {

@@ -199,6 +199,41 @@ describe('worker', () => {
     expect(gone).toHaveLength(0)
   })
 
+  it('never holds more than concurrency + prefetch messages, counting claims still in flight', async () => {
+    const broker = db.broker()
+    const gates: (() => void)[] = []
+    const queue = uniqueQueue()
+    const held = broker.actor(
+      'held',
+      (_i: number) =>
+        new Promise<void>((resolve) => {
+          gates.push(resolve)
+        }),
+      { queue },
+    )
+    await broker.enqueueMany(Array.from({ length: 30 }, (_, i) => held.message(i)))
+    const worker = broker.worker({ concurrency: 4, prefetch: 2, pollIntervalMs: 30_000 })
+    await worker.start()
+    let finished = 0
+    let peak = 0
+    while (finished < 30) {
+      await until(() => gates.length > 0, 5_000, 'a running handler')
+      await sleep(50) // let every claim that was started come back
+      const consumed = (await states(db.sql, { queue })).consumed ?? 0
+      peak = Math.max(peak, consumed)
+      expect(worker.stats.running + worker.stats.buffered).toBeLessThanOrEqual(6)
+      // Free every slot in one tick: each start from the buffer may start a claim.
+      for (const release of gates.splice(0)) {
+        release()
+        finished++
+      }
+    }
+    await broker.join({ queues: [queue], timeoutMs: 5_000 })
+    await worker.stop()
+    expect(peak).toBe(6)
+    expect(await states(db.sql, { queue })).toEqual({ done: 30 })
+  })
+
   it('on graceful stop returns prefetched messages at once and lets the running one finish', async () => {
     const broker = db.broker()
     let release: () => void = () => {}

@@ -55,6 +55,8 @@ export interface WorkerStats {
   readonly failed: number
 }
 
+/** Claims a worker may have in flight at once. */
+const MAX_CLAIMS_IN_FLIGHT = 2
 /** How long a cancellation for a message not seen yet (a claim in flight) is remembered. */
 const PENDING_CANCEL_MS = 10_000
 
@@ -89,7 +91,9 @@ export class Worker {
   readonly #prefetch: Prefetch
   readonly #settler: SettleBatcher
   #liveness: Liveness | undefined
-  #claiming = false
+  /** Claims in flight, and the rows they may bring back. */
+  #claims = 0
+  #claimedAhead = 0
   #idle = false
   #wakeSeq = 0
   #idleTimer: NodeJS.Timeout | undefined
@@ -265,19 +269,29 @@ export class Worker {
     ) {
       this.#start(this.#buffer.shift()!)
     }
-    if (this.#state !== 'running' || this.#claiming || this.#idle || this.#errorTimer) return
+    if (
+      this.#state !== 'running' ||
+      this.#claims >= MAX_CLAIMS_IN_FLIGHT ||
+      this.#idle ||
+      this.#errorTimer
+    )
+      return
     const target = this.#prefetch.target()
-    const free = concurrency + target - this.#running.size - this.#buffer.length
+    const ahead = this.#buffer.length + this.#claimedAhead
+    const free = concurrency + target - this.#running.size - ahead
     if (free <= 0) return
-    // Claim when slots would otherwise go unused, or when the buffer has
-    // drained to half its target; not for every freed slot under load.
-    const starving = this.#buffer.length === 0 && this.#running.size < concurrency
-    if (!starving && this.#buffer.length > target / 2) return
+    // Claim when slots would otherwise go unused, or when what is buffered
+    // and on its way has drained to half the target; not for every freed
+    // slot under load. A second claim may start while one is in flight, so
+    // that handlers run while PostgreSQL prepares the next batch.
+    const starving = ahead === 0 && this.#running.size < concurrency
+    if (!starving && ahead > target / 2) return
     void this.#claim(free)
   }
 
   async #claim(limit: number): Promise<void> {
-    this.#claiming = true
+    this.#claims++
+    this.#claimedAhead += limit
     const seq = this.#wakeSeq
     let rows: Delivery[]
     try {
@@ -287,11 +301,13 @@ export class Worker {
         this.id,
       ])
     } catch (error) {
-      this.#claiming = false
+      this.#claims--
+      this.#claimedAhead -= limit
       this.#retryAfterError(error, 'claim messages')
       return
     }
-    this.#claiming = false
+    this.#claims--
+    this.#claimedAhead -= limit
     this.#errorBackoffMs = 0
     if (this.#state !== 'running') {
       if (rows.length > 0) this.#release(rows)
@@ -515,7 +531,7 @@ export class Worker {
     if (index >= 0) {
       this.#buffer.splice(index, 1)
       void this.#dropCancelled([id])
-    } else if (this.#claiming) {
+    } else if (this.#claims > 0) {
       this.#pendingCancels.set(id, Date.now() + PENDING_CANCEL_MS)
     }
   }

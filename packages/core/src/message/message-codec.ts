@@ -8,14 +8,29 @@ import { InvalidPayloadError, PayloadTooLargeError } from '../errors.js'
  */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
 
-function pathOf(parent: string, key: string | number): string {
-  if (typeof key === 'number') return `${parent}[${key}]`
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`
+/** A value's path for an error message: `args[0].user["first name"]`. */
+function pathOf(root: string, keys: readonly (string | number)[]): string {
+  let path = root
+  for (const key of keys) {
+    if (typeof key === 'number') path += `[${key}]`
+    else path += /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
+  }
+  return path
 }
 
-function refuse(path: string, what: string, hint = ''): InvalidPayloadError {
+/**
+ * Where {@link check} is: the root's name and the keys below it, kept as a
+ * stack so that a path is built only for a value that is refused.
+ */
+interface Walk {
+  readonly root: string
+  readonly keys: (string | number)[]
+  readonly seen: Set<object>
+}
+
+function refuse(walk: Walk, what: string, hint = ''): InvalidPayloadError {
   return new InvalidPayloadError(
-    `${path} ${what}, which does not survive JSON${hint ? `; ${hint}` : ''}`,
+    `${pathOf(walk.root, walk.keys)} ${what}, which does not survive JSON${hint ? `; ${hint}` : ''}`,
   )
 }
 
@@ -26,34 +41,38 @@ function refuse(path: string, what: string, hint = ''): InvalidPayloadError {
  * class instances, cycles, `\u0000` and unpaired surrogates in strings and
  * object keys.
  */
-function check(value: unknown, path: string, seen: Set<object>): void {
+function check(value: unknown, walk: Walk): void {
   switch (typeof value) {
     case 'string':
       if (value.includes('\u0000'))
-        throw refuse(path, 'contains \\u0000', 'PostgreSQL jsonb refuses it')
-      if (!value.isWellFormed()) throw refuse(path, 'contains an unpaired surrogate')
+        throw refuse(walk, 'contains \\u0000', 'PostgreSQL jsonb refuses it')
+      if (!value.isWellFormed()) throw refuse(walk, 'contains an unpaired surrogate')
       return
     case 'number':
-      if (!Number.isFinite(value)) throw refuse(path, `is ${value}`)
+      if (!Number.isFinite(value)) throw refuse(walk, `is ${value}`)
       return
     case 'boolean':
       return
     case 'bigint':
-      throw refuse(path, 'is a BigInt', 'pass it as a string')
+      throw refuse(walk, 'is a BigInt', 'pass it as a string')
     case 'function':
-      throw refuse(path, 'is a function')
+      throw refuse(walk, 'is a function')
     case 'symbol':
-      throw refuse(path, 'is a symbol')
+      throw refuse(walk, 'is a symbol')
     case 'undefined':
-      throw refuse(path, 'is undefined')
+      throw refuse(walk, 'is undefined')
   }
   if (value === null) return
   const object = value as object
-  if (seen.has(object)) throw refuse(path, 'is a circular reference')
+  const { keys, seen } = walk
+  if (seen.has(object)) throw refuse(walk, 'is a circular reference')
   if (Array.isArray(object)) {
     seen.add(object)
-    for (let index = 0; index < object.length; index++)
-      check(object[index], pathOf(path, index), seen)
+    for (let index = 0; index < object.length; index++) {
+      keys.push(index)
+      check(object[index], walk)
+      keys.pop()
+    }
     seen.delete(object)
     return
   }
@@ -61,27 +80,28 @@ function check(value: unknown, path: string, seen: Set<object>): void {
   if (proto !== Object.prototype && proto !== null) {
     const name = object.constructor?.name ?? 'object'
     throw refuse(
-      path,
+      walk,
       `is a ${name}`,
       object instanceof Date ? 'pass date.toISOString() or a timestamp' : 'pass a plain object',
     )
   }
   seen.add(object)
   for (const key of Object.keys(object)) {
+    const item = (object as Record<string, unknown>)[key]
+    keys.push(key)
     // Keys go through jsonb too, which refuses the same characters as in values.
     if (key.includes('\u0000'))
-      throw refuse(
-        pathOf(path, key),
-        'is a key that contains \\u0000',
-        'PostgreSQL jsonb refuses it',
-      )
-    if (!key.isWellFormed())
-      throw refuse(pathOf(path, key), 'is a key that contains an unpaired surrogate')
-    const item = (object as Record<string, unknown>)[key]
+      throw refuse(walk, 'is a key that contains \\u0000', 'PostgreSQL jsonb refuses it')
+    if (!key.isWellFormed()) throw refuse(walk, 'is a key that contains an unpaired surrogate')
     // An undefined property disappears in JSON, as it reads back: allowed.
-    if (item !== undefined) check(item, pathOf(path, key), seen)
+    if (item !== undefined) check(item, walk)
+    keys.pop()
   }
   seen.delete(object)
+}
+
+function checkAt(value: unknown, root: string): void {
+  check(value, { root, keys: [], seen: new Set() })
 }
 
 /**
@@ -97,7 +117,7 @@ export function encodeArgs(args: readonly unknown[]): string {
   let end = args.length
   while (end > 0 && args[end - 1] === undefined) end--
   const kept = end === args.length ? args : args.slice(0, end)
-  check(kept, 'args', new Set())
+  checkAt(kept, 'args')
   return JSON.stringify(kept)
 }
 
@@ -117,7 +137,7 @@ export function encodeOptions(options: Readonly<Record<string, unknown>>): strin
  * encodeJson({ at: new Date() }, 'result') // throws InvalidPayloadError: result.at is a Date, ...
  */
 export function encodeJson(value: unknown, path: string): string {
-  check(value, path, new Set())
+  checkAt(value, path)
   return JSON.stringify(value)
 }
 

@@ -292,14 +292,24 @@ describe('a single send', () => {
   })
 
   it('stores a re-enqueued Message object once, without a second wake-up', async () => {
-    const broker = db.broker()
+    const { broker, queries, close } = recordingBroker()
     const once = broker.actor('once', (n: number) => n)
     const message = once.message(1)
-    const first = await broker.enqueue(message)
-    const second = await broker.enqueue(message)
-    const delayed = await broker.enqueue(message, { delayMs: 60_000 })
-    const [inBatch] = await broker.enqueueMany([message, message])
-    expect([first.id, second.id, delayed.id, inBatch!.id]).toEqual(Array(4).fill(message.id))
+    let sends: Message[]
+    try {
+      const first = await broker.enqueue(message)
+      const second = await broker.enqueue(message)
+      const delayed = await broker.enqueue(message, { delayMs: 60_000 })
+      const [inBatch] = await broker.enqueueMany([message, message])
+      sends = [first, second, delayed, inBatch!]
+    } finally {
+      await close()
+    }
+    expect(sends.map((m) => m.id)).toEqual(Array(4).fill(message.id))
+    // A new id takes the plain insert; an id already stored fails it and is
+    // sent again with the insert that skips existing ids.
+    const skips = queries.map((q) => q.includes('on conflict (id) do nothing'))
+    expect(skips).toEqual([false, false, true, false, true, false, true])
     const rows = await db.sql`select id, eta = enqueued_at as undelayed from iddqueue.messages`
     // The first write wins: the later delay changed nothing.
     expect(rows).toEqual([{ id: message.id, undelayed: true }])

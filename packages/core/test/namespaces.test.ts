@@ -38,4 +38,14 @@ describe('two namespaces in one database', () => {
     await worker.stop()
     await listener.unlisten()
   })
+
+  it('store a message sent again once in a prefixed table', async () => {
+    const broker = db.broker({ namespace: { schema: 'app_c', prefix: 'q_' } })
+    await broker.migrate()
+    const message = broker.actor('work', (i: number) => i).message(1)
+    await broker.enqueue(message)
+    await broker.enqueueMany([message])
+    const rows = await db.sql`select id from app_c.q_messages`
+    expect(rows).toEqual([{ id: message.id }])
+  })
 })

@@ -185,6 +185,21 @@ describe.each([kyselyDriver, postgresJsDriver])('sending in $name', (driver) => 
     expect((await wakeUps()).sort()).toEqual(['qa', 'qb'])
   })
 
+  it('stores a message sent again in the same transaction once, and the transaction goes on', async () => {
+    const broker = db.broker()
+    const receipt = broker.actor('receipt', (orderId: number) => orderId, { queue: 'receipts' })
+    const message = receipt.message(1)
+    await driver.begin(async (tx, app) => {
+      await broker.enqueue(message, { transaction: tx })
+      const again = await broker.enqueueMany([message, receipt.message(2)], { transaction: tx })
+      expect(again.map((m) => m.args[0])).toEqual([1, 2])
+      await app.insertOrder(1)
+    })
+    expect(await visible()).toEqual({ messages: 2, orders: 1 })
+    const [row] = await db.sql`select args from iddqueue.messages where id = ${message.id}`
+    expect(row!.args).toEqual([1])
+  })
+
   it('runs a batch in a savepoint: a failed batch leaves the earlier writes to commit', async () => {
     // The batch must fail in SQL, not in validation (which throws before any
     // SQL and so cannot hurt the transaction). Nothing in a valid batch fails

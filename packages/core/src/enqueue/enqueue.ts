@@ -11,11 +11,14 @@ import type { PreparedEntry } from './prepared-entry.js'
  * @internal One insert statement for the entries: the uniform variant (ids
  * and arguments as arrays, the rest as single values) when they share
  * actor, queue, options, priority and delay, otherwise one array per column.
+ * With `skipExisting`, an id already stored is left alone; without it, it
+ * fails the statement (see {@link isExistingId}).
  */
 async function insertMessages(
   core: BrokerContext,
   entries: readonly PreparedEntry[],
   executor: Executor,
+  skipExisting: boolean,
 ): Promise<void> {
   const n = entries.length
   const first = entries[0]!
@@ -38,10 +41,10 @@ async function insertMessages(
       uniform = false
     }
   }
-  const { statements } = core
+  const statements = skipExisting ? core.statements.insertSkippingExisting : core.statements.insert
   if (uniform) {
     const m = first.message
-    await executor.query(statements.insertUniformMessages, [
+    await executor.query(statements.uniform, [
       ids,
       args,
       m.queue,
@@ -50,11 +53,11 @@ async function insertMessages(
       m.priority,
       first.delayMs,
       first.etaMs,
-      statements.wakeChannel,
+      core.statements.wakeChannel,
     ])
     return
   }
-  await executor.query(statements.insertMessages, [
+  await executor.query(statements.many, [
     ids,
     entries.map((e) => e.message.queue),
     entries.map((e) => e.message.actor),
@@ -63,21 +66,46 @@ async function insertMessages(
     entries.map((e) => e.message.priority),
     entries.map((e) => e.delayMs),
     entries.map((e) => e.etaMs),
-    statements.wakeChannel,
+    core.statements.wakeChannel,
   ])
+}
+
+/**
+ * @internal True when `error` is the unique violation of a message id that
+ * is already stored in this namespace's messages table (its only unique
+ * constraint). Reads postgres.js's and node-postgres's field names.
+ */
+function isExistingId(core: BrokerContext, error: unknown): boolean {
+  const e = error as {
+    code?: unknown
+    schema_name?: unknown
+    table_name?: unknown
+    schema?: unknown
+    table?: unknown
+  } | null
+  return (
+    e?.code === '23505' &&
+    (e.schema_name ?? e.schema) === core.ns.schema &&
+    (e.table_name ?? e.table) === core.ns.tableName('messages')
+  )
 }
 
 /** Pauses before retrying a send that lost its connection. */
 const RETRY_DELAYS_MS = [50, 250]
 
-/** @internal Runs the enqueue middleware around the insert of `entries` (no deduplication). */
+/**
+ * @internal Runs the enqueue middleware around the insert of `entries` (no
+ * deduplication). Inside a transaction someone else owns (`transactional`)
+ * existing ids are always skipped, since a failed statement would abort it.
+ */
 export async function writeMessages(
   core: BrokerContext,
   entries: readonly PreparedEntry[],
   executor: Executor,
   transactional: boolean,
+  skipExisting = transactional,
 ): Promise<void> {
-  const insert = () => insertMessages(core, entries, executor)
+  const insert = () => insertMessages(core, entries, executor, skipExisting)
   const hooks = core.enqueueHooks
   if (hooks.length === 0) return insert()
   const event: EnqueueEvent = { messages: entries.map((e) => e.message), executor, transactional }
@@ -97,15 +125,18 @@ async function writeEntries(
   entries: readonly PreparedEntry[],
   executor: Executor,
   transactional: boolean,
+  skipExisting: boolean,
 ): Promise<{ returned: Message[]; published: readonly PreparedEntry[] }> {
+  const write = (tx: Executor, written: readonly PreparedEntry[]) =>
+    writeMessages(core, written, tx, transactional, skipExisting)
   if (!entries.some((entry) => entry.dedup)) {
     if (core.enqueueHooks.length === 0) {
-      await writeMessages(core, entries, executor, transactional)
+      await write(executor, entries)
     } else {
       // A middleware may write through event.executor, or throw after next():
       // its rows and the messages commit together or not at all, and a
       // failure inside a caller's transaction leaves it usable (savepoint).
-      await executor.transaction((tx) => writeMessages(core, entries, tx, transactional))
+      await executor.transaction((tx) => write(tx, entries))
     }
     return { returned: entries.map((entry) => entry.message), published: entries }
   }
@@ -123,7 +154,7 @@ async function writeEntries(
       if (original) originals.set(entry, original)
     }
     for (const entry of entries) if (!originals.has(entry)) published.push(entry)
-    if (published.length > 0) await writeMessages(core, published, tx, transactional)
+    if (published.length > 0) await write(tx, published)
     return entries.map((entry) => originals.get(entry) ?? entry.message)
   })
   return { returned, published }
@@ -138,10 +169,14 @@ function byQueueAndKey(a: PreparedEntry, b: PreparedEntry): number {
 
 /**
  * @internal Sends prepared messages and emits `message:enqueued` for the ones
- * written. An empty list does no SQL. Outside a caller's transaction a lost
- * connection is retried: message ids are made here and the insert skips an
- * existing id, so a write that committed before the connection broke is not
- * doubled.
+ * written. An empty list does no SQL.
+ *
+ * Outside a caller's transaction the plain insert runs first; if an id is
+ * already stored (the same message sent again), the send runs once more
+ * skipping existing ids, so it is stored once. A lost connection is retried
+ * the same way: message ids are made here, so a write that committed before
+ * the connection broke is not doubled. Inside a caller's transaction
+ * existing ids are skipped from the start and nothing is retried.
  */
 export async function enqueueEntries(
   core: BrokerContext,
@@ -153,17 +188,30 @@ export async function enqueueEntries(
   core.assertOpen()
   await core.ready()
   const transactional = transaction !== undefined
-  for (let attempt = 0; ; attempt++) {
+  let skipExisting = transactional
+  let reconnects = 0
+  for (;;) {
     try {
-      const { returned, published } = await writeEntries(core, entries, executor, transactional)
+      const { returned, published } = await writeEntries(
+        core,
+        entries,
+        executor,
+        transactional,
+        skipExisting,
+      )
       if (core.events.has('message:enqueued')) {
         for (const entry of published)
           core.events.emit('message:enqueued', { message: entry.message })
       }
       return returned
     } catch (error) {
-      if (!transactional && attempt < RETRY_DELAYS_MS.length && isConnectionError(error)) {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]))
+      if (!skipExisting && isExistingId(core, error)) {
+        skipExisting = true
+        continue
+      }
+      if (!transactional && reconnects < RETRY_DELAYS_MS.length && isConnectionError(error)) {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[reconnects++]))
+        skipExisting = true
         continue
       }
       const what =

@@ -11,8 +11,10 @@ import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.
 export interface Statements {
   readonly wakeChannel: string
   readonly controlChannel: string
-  readonly insertMessages: string
-  readonly insertUniformMessages: string
+  /** Inserts that fail on an existing id (the fast path). */
+  readonly insert: InsertStatements
+  /** Inserts that leave an existing id untouched. */
+  readonly insertSkippingExisting: InsertStatements
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
   readonly claimOne: string
@@ -34,13 +36,28 @@ export interface Statements {
   readonly purgeDeduplication: string
 }
 
+/** @internal The two shapes of the message insert (see `insert-messages.ts`). */
+export interface InsertStatements {
+  /** One array per column. */
+  readonly many: string
+  /** Ids and arguments as arrays, everything else shared. */
+  readonly uniform: string
+}
+
+function insertStatements(ns: Namespace, skipExisting: boolean): InsertStatements {
+  return {
+    many: insertMessagesSql(ns, skipExisting),
+    uniform: insertUniformMessagesSql(ns, skipExisting),
+  }
+}
+
 /** @internal `deleteOnSuccess`: acknowledgements delete the row instead of keeping it `done`. */
 export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements {
   return Object.freeze({
     wakeChannel: ns.channel('wake'),
     controlChannel: ns.channel('control'),
-    insertMessages: insertMessagesSql(ns),
-    insertUniformMessages: insertUniformMessagesSql(ns),
+    insert: insertStatements(ns, false),
+    insertSkippingExisting: insertStatements(ns, true),
     claimDeduplicationKey: claimDeduplicationKeySql(ns),
     readDeduplicationKey: readDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),

@@ -12,6 +12,8 @@ export interface CliIo {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
   readonly env: Readonly<Record<string, string | undefined>>
+  /** Where `--plugins` packages are looked up from. Default `process.cwd()`. */
+  readonly cwd?: string
 }
 
 /**

@@ -8,7 +8,7 @@ export {
   ResultTimeout,
   type StoredFailure,
 } from './errors.js'
-export { resultsMigrations } from './migrations.js'
+export { migrationSet, resultsMigrations } from './migrations.js'
 export { type PurgeResultsOptions, type ResultsPlugin, results } from './results.js'
 export {
   RESULTS_DEFAULTS,

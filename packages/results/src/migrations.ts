@@ -1,4 +1,4 @@
-import type { Migration } from '@iddqueue/schema'
+import type { Migration, MigrationSet } from '@iddqueue/schema'
 
 /**
  * The plugin's migrations, applied by `broker.migrate()` under its name
@@ -25,3 +25,19 @@ export const resultsMigrations: readonly Migration[] = Object.freeze([
     ],
   },
 ])
+
+/**
+ * The plugin's migrations with their owner, as tools that apply migrations
+ * without a broker read them: `iddqueue migrate --plugins @iddqueue/results`,
+ * or `migrate(sql, { owners: [coreMigrations, migrationSet] })`.
+ *
+ * @example
+ * import { coreMigrations, generateInitSql } from '@iddqueue/schema'
+ * import { migrationSet } from '@iddqueue/results'
+ *
+ * const ddl = generateInitSql({ owners: [coreMigrations, migrationSet] })
+ */
+export const migrationSet: MigrationSet = Object.freeze({
+  owner: '@iddqueue/results',
+  migrations: resultsMigrations,
+})

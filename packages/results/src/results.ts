@@ -1,7 +1,7 @@
 import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } from '@iddqueue/core'
 import type { Executor, Namespace } from '@iddqueue/schema'
 import { type EncodedResult, encodeResult } from './encode-result.js'
-import { resultsMigrations } from './migrations.js'
+import { migrationSet } from './migrations.js'
 import { purgeExpired } from './purge-expired.js'
 import { createResultReader } from './read-result.js'
 import { ResultLoader } from './result-loader.js'
@@ -18,7 +18,7 @@ import { readResultsSql } from './sql/read-results.js'
 import { storeResultsSql } from './sql/store-results.js'
 
 /** The plugin's name: its migrations' owner in the ledger. */
-const PLUGIN_NAME = '@iddqueue/results'
+const PLUGIN_NAME = migrationSet.owner
 /** Ids per notification: 36 bytes each, well under NOTIFY's 8,000-byte payload limit. */
 const IDS_PER_NOTIFICATION = 100
 /** Rows per purge statement. */
@@ -100,7 +100,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
 
   return {
     name: PLUGIN_NAME,
-    migrations: resultsMigrations,
+    migrations: migrationSet.migrations,
     actorOptions: ['storeResults', 'resultTtlMs'],
     checkActor(actor) {
       policies.set(actor.name, actorPolicy(actor, config))

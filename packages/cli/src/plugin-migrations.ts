@@ -77,7 +77,7 @@ function packageEntry(root: string): string {
   return conditional(dot) ?? pkg.module ?? pkg.main ?? 'index.js'
 }
 
-/** The `import` (else `default`) target of an exports entry, through nested conditions. */
+/** The `import` (else `node`, else `default`) target of an exports entry, through nested conditions. */
 function conditional(target: Exports): string | undefined {
   if (typeof target === 'string') return target
   if (target === undefined) return undefined

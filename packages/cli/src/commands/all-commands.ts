@@ -17,6 +17,7 @@ import { retryCommand } from './retry-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
 import { statsCommand } from './stats-command.js'
+import { workerCommand } from './worker-command.js'
 
 /** @internal Every command, in the order the usage lists them, by section. */
 export const SECTIONS: readonly {
@@ -38,6 +39,7 @@ export const SECTIONS: readonly {
   },
   { title: 'maintenance', commands: [purgeCommand, recoverCommand, flushCommand] },
   { title: 'attempt history', commands: [historyListCommand, historyPurgeCommand] },
+  { title: 'workers', commands: [workerCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

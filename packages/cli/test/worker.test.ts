@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createBroker } from '@iddqueue/core'
+import { useTestDatabase } from '@iddqueue/testing/vitest'
+import postgres from 'postgres'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { main } from '../src/index.js'
+
+const database = useTestDatabase()
+const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
+const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))
+const SCHEMA = 'cli_worker'
+
+let sql: postgres.Sql
+
+beforeAll(async () => {
+  sql = postgres(database.url, { max: 1, onnotice: () => {} })
+})
+
+afterAll(async () => {
+  await sql.end()
+})
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+async function states(): Promise<Record<string, string>> {
+  const rows = await sql`select queue, string_agg(distinct state, ',') as states
+    from ${sql(SCHEMA)}.messages group by queue order by queue`
+  return Object.fromEntries(rows.map((row) => [row.queue, row.states]))
+}
+
+describe('iddqueue worker', () => {
+  it('runs the module’s actors on the given queues and stops gracefully on SIGTERM', async () => {
+    const producer = createBroker({ url: database.url, namespace: { schema: SCHEMA } })
+    await producer.migrate()
+    const record = producer.actor('record', async (n: number) => n, { queue: 'default' })
+    const elsewhere = producer.actor('elsewhere', async (n: number) => n, { queue: 'other' })
+    await producer.enqueueMany(Array.from({ length: 20 }, (_, i) => record.message(i)))
+    await elsewhere.send(1)
+    await producer.close()
+
+    const child = spawn(
+      process.execPath,
+      [BIN, 'worker', './worker-app.mjs', '--queues', 'default', '--concurrency', '4'],
+      {
+        cwd: FIXTURES,
+        env: { ...process.env, DATABASE_URL: database.url, APP_SCHEMA: SCHEMA },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let stderr = ''
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    try {
+      await until(async () => stderr.includes('SIGTERM or SIGINT stops it'), 'the worker to start')
+      await until(async () => (await states()).default === 'done', 'the default queue to be done')
+      expect(await states()).toEqual({ default: 'done', other: 'queued' })
+      const [registered] = await sql`select count(*)::int as n from ${sql(SCHEMA)}.workers`
+      expect(registered!.n).toBe(1)
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+    }
+    expect(stderr).toMatch(
+      /^worker [0-9a-f-]{36} running queues default; SIGTERM or SIGINT stops it\n/,
+    )
+    expect(stderr).toContain('SIGTERM: stopping')
+    expect(stderr).toMatch(/worker [0-9a-f-]{36} stopped\n$/)
+    const [left] = await sql`select count(*)::int as n from ${sql(SCHEMA)}.workers`
+    expect(left!.n).toBe(0)
+  })
+
+  it('exits 2 before starting for a module it cannot use or bad options', async () => {
+    const cases: [string[], string][] = [
+      [['./missing.mjs'], 'iddqueue worker: MODULE: no file '],
+      [['./no-broker.mjs'], 'iddqueue worker: MODULE: ./no-broker.mjs exports no broker'],
+      [['./worker-app.mjs', '--concurrency', 'many'], 'invalid --concurrency "many"'],
+      [['./worker-app.mjs', '--concurrency', '0'], 'Invalid worker option concurrency'],
+      [['./worker-app.mjs', '--queues', 'default,'], 'iddqueue worker: Invalid queue name ""'],
+      [[], 'missing MODULE'],
+    ]
+    for (const [args, message] of cases) {
+      let stderr = ''
+      const code = await main(['worker', ...args], {
+        out: () => {},
+        err: (text) => {
+          stderr += text
+        },
+        env: { DATABASE_URL: database.url, APP_SCHEMA: SCHEMA },
+        cwd: FIXTURES,
+      })
+      expect([args, code]).toEqual([args, 2])
+      expect(stderr).toContain(message)
+    }
+  })
+})

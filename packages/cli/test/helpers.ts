@@ -13,10 +13,11 @@ export interface CliRun {
   json<T = Record<string, unknown>>(): T
 }
 
-/** Runs the CLI in-process with captured output and the given environment. */
+/** Runs the CLI in-process with captured output, the given environment and working directory. */
 export async function runCli(
   argv: readonly string[],
   env: Record<string, string | undefined> = {},
+  cwd?: string,
 ): Promise<CliRun> {
   let stdout = ''
   let stderr = ''
@@ -28,6 +29,7 @@ export async function runCli(
       stderr += text
     },
     env,
+    cwd,
   }
   const code = await main(argv, io)
   return { code, stdout, stderr, json: () => JSON.parse(stdout) }

@@ -4,27 +4,12 @@ import { join } from 'node:path'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type CliIo, main } from '../src/index.js'
+import { runCli } from './helpers.js'
 
 const database = useTestDatabase()
 
-/** Runs the CLI with captured output, from `cwd`. */
-async function run(argv: string[], cwd?: string) {
-  let stdout = ''
-  let stderr = ''
-  const io: CliIo = {
-    out: (text) => {
-      stdout += text
-    },
-    err: (text) => {
-      stderr += text
-    },
-    env: { DATABASE_URL: database.url },
-    cwd,
-  }
-  const code = await main(argv, io)
-  return { code, stdout, stderr }
-}
+/** Runs the CLI against the test database, from `cwd`. */
+const run = (argv: string[], cwd?: string) => runCli(argv, { DATABASE_URL: database.url }, cwd)
 
 async function tablesIn(schema: string): Promise<string[]> {
   const sql = postgres(database.url, { max: 1, onnotice: () => {} })

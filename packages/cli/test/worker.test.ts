@@ -4,7 +4,7 @@ import { createBroker } from '@iddqueue/core'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { main } from '../src/index.js'
+import { runCli } from './helpers.js'
 
 const database = useTestDatabase()
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
@@ -89,15 +89,7 @@ describe('iddqueue worker', () => {
       [[], 'missing MODULE'],
     ]
     for (const [args, message] of cases) {
-      let stderr = ''
-      const code = await main(['worker', ...args], {
-        out: () => {},
-        err: (text) => {
-          stderr += text
-        },
-        env: { DATABASE_URL: database.url, APP_SCHEMA: SCHEMA },
-        cwd: FIXTURES,
-      })
+      const { code, stderr } = await runCli(['worker', ...args], {}, FIXTURES)
       expect([args, code]).toEqual([args, 2])
       expect(stderr).toContain(message)
     }

@@ -78,8 +78,8 @@ export function schedulerStatements(
   messagesTable = ns.table('messages'),
 ): SchedulerStatements {
   const t = ns.table('schedules')
-  const values = `($1, $2, $3, $4::jsonb, $5, $6::bigint, $7, $8, ${ts('$9')}, ${ts('$10')}, ${ts('$11')},
-      $12::jsonb, $13, $14, ${ts('$15')}, $16, $17)`
+  const values = `($1, $2, $3, $4::text::jsonb, $5, $6::bigint, $7, $8, ${ts('$9')}, ${ts('$10')}, ${ts('$11')},
+      $12::text::jsonb, $13, $14, ${ts('$15')}, $16, $17)`
   const insertColumns = `(name, actor, queue, args, priority, every_ms, cron, timezone, start_at, end_at,
       anchor_at, catch_up, overlap, enabled, next_run_at, source, definition_hash)`
   // One notification per statement that wrote: PostgreSQL folds identical

@@ -87,7 +87,8 @@ export function schedulerStatements(
   const notify = (param: string) => `select name, pg_notify(${param}, 'changed') from written`
   return {
     channel: ns.channel('schedule'),
-    now: `select ${ms('clock_timestamp()')} as now_ms`,
+    // Whole milliseconds: intended times and message ids are made from them.
+    now: `select floor(${ms('clock_timestamp()')}) as now_ms`,
     get: `select ${COLUMNS} from ${t} where name = $1`,
     lockMany: `select ${COLUMNS} from ${t} where name = any($1::text[]) order by name for update`,
     list: `select ${COLUMNS} from ${t} order by name`,
@@ -120,7 +121,7 @@ ${notify('$2')}`,
   delete from ${t} where source = 'code' and not (name = any($1::text[])) returning name
 )
 ${notify('$2')}`,
-    takeDue: `select ${COLUMNS}, ${ms('clock_timestamp()')} as now_ms from ${t}
+    takeDue: `select ${COLUMNS}, floor(${ms('clock_timestamp()')}) as now_ms from ${t}
 where enabled and next_run_at <= clock_timestamp() and not (name = any($1::text[]))
 order by next_run_at limit 1 for update skip locked`,
     isUnfinished: `select exists (select 1 from ${messagesTable}

@@ -24,7 +24,7 @@ export interface SchedulesTable {
   /** The interval grid's origin: `start_at`, or when the schedule was created. */
   anchor_at: ColumnType<Date, Date | string, Date | string>
   /** `"latest"` or `{ "max": n, "withinMs": ms }`. */
-  catch_up: JSONColumnType<'latest' | { max: number; withinMs?: number }>
+  catch_up: ColumnType<'latest' | { max: number; withinMs?: number }, string, string>
   overlap: 'allow' | 'skip'
   enabled: Generated<boolean>
   /** The next occurrence to publish; null once the schedule has ended. */

@@ -1,9 +1,21 @@
 import { createHash } from 'node:crypto'
 import type { Namespace } from '@iddqueue/schema'
 
-/** The reserved prefix of every occurrence's deduplication key. */
+/**
+ * The reserved prefix of every occurrence's deduplication key; keep your own
+ * keys out of it.
+ *
+ * @example
+ * if (key.startsWith(DEDUP_PREFIX)) throw new Error('reserved for schedules')
+ */
 export const DEDUP_PREFIX = 'iddqueue:schedule:'
-/** How long an occurrence's deduplication key stays live: seven days, as the reference. */
+/**
+ * How long an occurrence's deduplication key stays live: seven days, as the
+ * reference. Expiry allows the key again; it does not delete the row.
+ *
+ * @example
+ * console.log(DEDUP_TTL_MS / 86_400_000) // 7
+ */
 export const DEDUP_TTL_MS = 7 * 24 * 3_600_000
 
 /**

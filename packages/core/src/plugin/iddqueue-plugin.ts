@@ -1,5 +1,6 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
+import type { Broker } from '../broker/broker.js'
 import type { Logger } from '../broker/logger.js'
 import type { Message, ResultOptions } from '../message/message.js'
 import type { Middleware } from './middleware.js'
@@ -46,6 +47,8 @@ export type ResultReader = (message: Message, options: ResultOptions) => Promise
  * })
  */
 export interface PluginContext {
+  /** The broker being set up: for plugins that send messages (`broker.enqueue`) or listen to its events. */
+  readonly broker: Broker
   readonly namespace: Namespace
   /** The broker's connection. */
   readonly executor: Executor

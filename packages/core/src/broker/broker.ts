@@ -643,6 +643,7 @@ export class Broker {
           provideResults: (reader) => {
             this.#resultReader = reader
           },
+          enqueueMany: (entries, options) => this.enqueueMany(entries, options),
         })
         if (teardown) this.#teardowns.push(teardown)
       }

@@ -1,6 +1,7 @@
 import {
   type Executor,
   InvalidOptionError,
+  isExecutor,
   isKysely,
   isPostgresJs,
   toExecutor,
@@ -160,10 +161,11 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
 
 /**
  * @internal The executor for a caller's transaction. Refuses anything that is
- * not a transaction, before any SQL runs.
+ * not a transaction, before any SQL runs. An `Executor` inside a transaction
+ * (a plugin's settle hook) is accepted as it is.
  */
 export function transactionExecutor(transaction: unknown): Executor {
-  if (!isKysely(transaction) && !isPostgresJs(transaction)) {
+  if (!isKysely(transaction) && !isPostgresJs(transaction) && !isExecutor(transaction)) {
     throw new InvalidOptionError(
       'Invalid transaction: expected a Kysely transaction (db.transaction().execute(trx => ...)) or a postgres.js transaction (sql.begin(tx => ...))',
     )

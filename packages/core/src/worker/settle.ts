@@ -47,6 +47,7 @@ function row(entry: SettleEntry): Row {
  * turn every other batch into a transaction.
  */
 function concerns(core: BrokerContext, middleware: Middleware, entries: readonly SettleEntry[]) {
+  if (middleware.settleFor) return entries.some((e) => middleware.settleFor!(e.message))
   if (!middleware.forActor) return true
   return entries.some((e) => {
     if (e.outcome.kind !== 'success') return true

@@ -101,6 +101,8 @@ export class CoordinatedGroup<M extends readonly Message[] = readonly Message[]>
   /**
    * Records the group, then sends every member atomically in one
    * statement. With `transaction`, both happen in the caller's transaction.
+   * The broker must have set the plugin up (`broker.ready()`, or any
+   * operation before); otherwise this waits up to 10 s for it.
    *
    * @example
    * await coord.group(members).run({ onCompletion: report.message(batchId) })
@@ -114,14 +116,13 @@ export class CoordinatedGroup<M extends readonly Message[] = readonly Message[]>
       options.ttlMs === undefined
         ? this.#defaultTtlMs
         : checkDuration('group.run()', 'ttlMs', options.ttlMs)
-    // Validates the transaction before any SQL.
-    const setup = await this.#latch.wait('run a group')
-    const executor =
-      options.transaction === undefined
-        ? setup.executor
-        : toExecutor(options.transaction, 'transaction')
-    if (options.transaction !== undefined && !executor.inTransaction)
+    // The transaction is checked before any SQL.
+    const transaction =
+      options.transaction === undefined ? undefined : toExecutor(options.transaction, 'transaction')
+    if (transaction && !transaction.inTransaction)
       throw new InvalidOptionError('Invalid transaction: got a connection pool, not a transaction')
+    const setup = await this.#latch.wait('run a group')
+    const executor = transaction ?? setup.executor
     const entries = this.messages.map((message) => ({ message, delayMs: options.delayMs }))
     // The group row exists before any member can settle. Outside a
     // transaction, a failed send leaves only a group row that expires.

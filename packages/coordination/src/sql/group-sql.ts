@@ -8,7 +8,7 @@ import { table } from '../tables.js'
  */
 export function insertGroupSql(ns: Namespace): string {
   return `insert into ${table(ns, 'coordination_groups')} (id, total, on_completion, on_failure, expires_at)
-values ($1::uuid, $2::int, $3::jsonb, $4::jsonb, now() + $5::float8 * interval '1 millisecond')`
+values ($1::uuid, $2::int, $3::text::jsonb, $4::text::jsonb, now() + $5::float8 * interval '1 millisecond')`
 }
 
 /**

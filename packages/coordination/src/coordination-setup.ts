@@ -1,4 +1,4 @@
-import type { PluginContext, SetupLatch } from '@iddqueue/core'
+import type { Logger, PluginContext, SetupLatch } from '@iddqueue/core'
 import type { Executor, Namespace } from '@iddqueue/schema'
 import type { KeyWaiters } from './key-waiters.js'
 
@@ -12,6 +12,7 @@ export interface CoordinationSetup {
   /** How often a waiter rechecks when notifications are unavailable. */
   readonly pollIntervalMs: number
   readonly enqueueMany: PluginContext['enqueueMany']
+  readonly logger: Logger
 }
 
 /** @internal The plugin's latch: limiters, barriers and groups wait on it for a broker. */

@@ -4,12 +4,21 @@ import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
 import { checkDuration } from './check.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
+import { RateLimited } from './errors.js'
 import { CoordinatedGroup } from './group.js'
 import { groupOf, settleGroups } from './group-settle.js'
 import { KeyWaiters } from './key-waiters.js'
 import type { Limiter } from './limiter.js'
+import {
+  type LimitInfo,
+  type LimitTarget,
+  type LimitValues,
+  listLimits,
+  setLimit,
+} from './limits.js'
 import { migrationSet } from './migrations.js'
 import { purgeCoordination } from './purge.js'
+import { holdKeySql } from './sql/limits-sql.js'
 import { WindowLimiter, type WindowLimiterOptions } from './window-limiter.js'
 
 /** Rows per purge statement. */
@@ -102,6 +111,24 @@ export interface CoordinationPlugin extends IddqueuePlugin {
    * const deleted = await coord.purge()
    */
   purge(options?: PurgeCoordinationOptions): Promise<number>
+  /**
+   * Sets (or, with `null` values, clears) a limit for a queue, an actor or
+   * a key, stored in the plugin's table for every process to read. Limits
+   * are stored and listed today; the claim will enforce them once
+   * claim-enforced limits land (see docs/coordination.md).
+   *
+   * @example
+   * await coord.setLimit({ key: 'customer:42' }, { concurrency: 2, rate: { limit: 10, periodMs: 1_000 } })
+   * await coord.setLimit({ key: 'customer:42' }, { concurrency: null, rate: null }) // removed
+   */
+  setLimit(target: LimitTarget, values: LimitValues): Promise<void>
+  /**
+   * Every stored limit, with the keys `RateLimited` throws hold.
+   *
+   * @example
+   * const held = (await coord.listLimits()).filter((limit) => limit.heldUntil !== null)
+   */
+  listLimits(): Promise<LimitInfo[]>
 }
 
 /**
@@ -146,6 +173,23 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     name: migrationSet.owner,
     migrations: migrationSet.migrations,
     middleware: {
+      // A RateLimited throw hands the message back, due when the limit
+      // ends, with its retry budget intact; the retry middleware (outside
+      // this one) lets a requeue pass.
+      async process(_event, next) {
+        const outcome = await next()
+        if (outcome.kind !== 'failure' || !RateLimited.isInstance(outcome.error)) return outcome
+        const limited = outcome.error
+        const setup = latch.current
+        if (limited.key !== undefined && setup) {
+          await setup.executor
+            .query(holdKeySql(setup.ns), [limited.key, limited.delayMs])
+            .catch((error: unknown) =>
+              setup.logger.warn('coordination: could not record a key hold', { error }),
+            )
+        }
+        return { kind: 'requeue', delayMs: limited.delayMs }
+      },
       settleFor: (message) => groupOf(message) !== undefined,
       async settle(event) {
         const setup = latch.current
@@ -162,6 +206,7 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
         waiters,
         pollIntervalMs,
         enqueueMany: context.enqueueMany,
+        logger: context.logger,
       }
       latch.set(setup)
       let timer: NodeJS.Timeout | undefined
@@ -184,6 +229,8 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     windowLimiter: (key, limiterOptions) => new WindowLimiter(latch, key, limiterOptions),
     barrier: (key, barrierOptions) => new Barrier(latch, key, barrierOptions),
     group: (messages) => new CoordinatedGroup(latch, messages, groupTtlMs),
+    setLimit: (target, values) => setLimit(latch, target, values),
+    listLimits: () => listLimits(latch),
     async purge(purgeOptions = {}) {
       const batchSize = purgeOptions.batchSize ?? PURGE_BATCH
       if (!Number.isSafeInteger(batchSize) || batchSize < 1) {

@@ -8,9 +8,15 @@ export {
   coordination,
   type PurgeCoordinationOptions,
 } from './coordination.js'
-export { BarrierNotFound, RateLimitExceeded } from './errors.js'
+export {
+  BarrierNotFound,
+  RateLimitExceeded,
+  RateLimited,
+  type RateLimitedOptions,
+} from './errors.js'
 export { CoordinatedGroup, type GroupRunOptions } from './group.js'
 export type { Lease } from './lease.js'
 export type { AcquireOptions, Limiter } from './limiter.js'
+export type { LimitInfo, LimitTarget, LimitValues } from './limits.js'
 export { coordinationMigrations, migrationSet } from './migrations.js'
 export type { WindowLimiterOptions } from './window-limiter.js'

@@ -78,6 +78,26 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
 )`,
     ],
   },
+  {
+    version: 2,
+    name: 'create-limits',
+    up: (ns) => [
+      // Limits set at runtime (setLimit), read by listLimits and, later, by
+      // the claim; a RateLimited throw with a key holds it until held_until.
+      `create table ${table(ns, 'coordination_limits')} (
+  scope text not null
+    constraint ${ns.relation('coordination_limits_scope_check')}
+    check (scope in ('queue', 'actor', 'key')),
+  name text not null,
+  concurrency integer,
+  rate_limit integer,
+  rate_period_ms bigint,
+  held_until timestamptz,
+  updated_at timestamptz not null default now(),
+  primary key (scope, name)
+)`,
+    ],
+  },
 ])
 
 /**

@@ -9,6 +9,7 @@ export type CoordinationTableName =
   | 'coordination_barriers'
   | 'coordination_groups'
   | 'coordination_group_members'
+  | 'coordination_limits'
 
 /** @internal The quoted, schema-qualified name of one of the plugin's tables. */
 export function table(ns: Namespace, name: CoordinationTableName): string {

@@ -26,8 +26,12 @@ export type Outcome =
       /** The retry budget ran out on this failure. */
       readonly exhausted?: boolean
     }
-  /** Not run: back to the queue with its eta and retry budget (pause, shutdown). */
-  | { readonly kind: 'requeue' }
+  /**
+   * Not run, or run and handed back: back to the queue with its retry
+   * budget (pause, shutdown, a rate limit). Its eta is kept, or with
+   * `delayMs` set to that many ms from now; the attempt is not counted.
+   */
+  | { readonly kind: 'requeue'; readonly delayMs?: number }
   /** Not run, or stopped: the message was cancelled. */
   | { readonly kind: 'cancelled' }
 

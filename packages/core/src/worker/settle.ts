@@ -28,7 +28,7 @@ function row(entry: SettleEntry): Row {
     case 'success':
       return { state: 'done', delayMs: null, retried: 0, failure: undefined }
     case 'requeue':
-      return { state: 'queued', delayMs: null, retried: 0, failure: undefined }
+      return { state: 'queued', delayMs: outcome.delayMs ?? null, retried: 0, failure: undefined }
     case 'cancelled':
       return { state: 'cancelled', delayMs: null, retried: 0, failure: undefined }
     case 'failure': {

@@ -1,6 +1,12 @@
 import { InvalidOptionError } from '@iddqueue/core'
 
-/** The longest limiter, barrier or group key, in characters. */
+/**
+ * The longest limiter, barrier or limit key, in characters; a longer key is
+ * refused with `InvalidOptionError`.
+ *
+ * @example
+ * const key = `customer:${id}`.slice(0, MAX_KEY_LENGTH)
+ */
 export const MAX_KEY_LENGTH = 512
 
 /** @internal Refuses a key that is not a non-empty string of at most 512 characters. */

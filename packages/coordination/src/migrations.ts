@@ -4,7 +4,10 @@ import { table } from './tables.js'
 /**
  * The plugin's migrations, applied by `broker.migrate()` under its name
  * `@iddqueue/coordination`. Append-only: once released, a migration never
- * changes; add version 2 instead.
+ * changes; add the next version instead.
+ *
+ * @example
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {

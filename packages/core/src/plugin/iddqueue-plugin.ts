@@ -1,9 +1,10 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Broker } from '../broker/broker.js'
-import type { Logger } from '../broker/logger.js'
+import type { EnqueueEntry, EnqueueManyOptions } from '../enqueue/enqueue-options.js'
 import type { Message, ResultOptions } from '../message/message.js'
-import type { Middleware } from './middleware.js'
+import type { Logger } from '../runtime/logger.js'
+import type { Middleware } from './middleware-interface.js'
 
 /**
  * Undoes a plugin's setup when the broker closes.
@@ -59,6 +60,15 @@ export interface PluginContext {
   readonly listening: boolean
   /** Makes `message.result()` work. */
   provideResults(reader: ResultReader): void
+  /**
+   * The broker's `enqueueMany()`: sends messages (callbacks, follow-ups) on
+   * the plugin's behalf. `transaction` may also be the `executor` of a
+   * settle hook, so the messages commit with the outcomes.
+   */
+  enqueueMany(
+    entries: readonly (Message | EnqueueEntry)[],
+    options?: EnqueueManyOptions,
+  ): Promise<Message[]>
 }
 
 /**

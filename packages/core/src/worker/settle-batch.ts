@@ -1,9 +1,9 @@
 import type { FailureRecord, MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../broker/broker-context.js'
 import { writeMessages } from '../enqueue/enqueue.js'
 import type { PreparedEntry } from '../enqueue/prepared-entry.js'
 import type { Message } from '../message/message.js'
-import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 import { failureRecord } from './failure-record.js'
 
 /** @internal One outcome waiting to be written. */
@@ -28,7 +28,7 @@ function row(entry: SettleEntry): Row {
     case 'success':
       return { state: 'done', delayMs: null, retried: 0, failure: undefined }
     case 'requeue':
-      return { state: 'queued', delayMs: null, retried: 0, failure: undefined }
+      return { state: 'queued', delayMs: outcome.delayMs ?? null, retried: 0, failure: undefined }
     case 'cancelled':
       return { state: 'cancelled', delayMs: null, retried: 0, failure: undefined }
     case 'failure': {
@@ -47,6 +47,7 @@ function row(entry: SettleEntry): Row {
  * turn every other batch into a transaction.
  */
 function concerns(core: BrokerContext, middleware: Middleware, entries: readonly SettleEntry[]) {
+  if (middleware.settleFor) return entries.some((e) => middleware.settleFor!(e.message))
   if (!middleware.forActor) return true
   return entries.some((e) => {
     if (e.outcome.kind !== 'success') return true

@@ -17,6 +17,7 @@ export { Group, type GroupResults } from './composition/group.js'
 export { type LastResult, MAX_COMPOSITION, Pipeline } from './composition/pipeline.js'
 export type { RunOptions } from './composition/run-options.js'
 export {
+  type DedupMode,
   type EnqueueEntry,
   type EnqueueManyOptions,
   type EnqueueOptions,
@@ -54,7 +55,18 @@ export { DEFAULT_MAX_PAYLOAD_BYTES, encodeJson } from './message/message-codec.j
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'
+export {
+  type BulkOptions,
+  DEFAULT_BULK_BATCH,
+  MAX_BULK_BATCH,
+} from './ops/bulk-filter.js'
 export type { CancellationStatus, CancelOptions, CancelResult } from './ops/cancel.js'
+export type { CancelManyOptions, CancelManyResult } from './ops/cancel-many.js'
+export type {
+  DeleteMessagesOptions,
+  DeleteMessagesResult,
+  TerminalState,
+} from './ops/delete-messages.js'
 export type {
   FailedMessage,
   FailedSummary,
@@ -64,9 +76,12 @@ export type {
   RetryFailedResult,
   ShowFailedOptions,
 } from './ops/failed.js'
+export type { GetMessageOptions, MessageInfo } from './ops/get-message.js'
 export { type JoinOptions, JoinTimeoutError } from './ops/join.js'
 export type { FlushOptions, PurgeOptions, PurgeResult, RecoverOptions } from './ops/maintenance.js'
 export type { PauseOptions, PauseResult } from './ops/pause.js'
+export type { RescheduleOptions, RescheduleResult } from './ops/reschedule.js'
+export type { RetryManyOptions, RetryManyResult } from './ops/retry-many.js'
 export type {
   IddqueuePlugin,
   PluginContext,

@@ -4,6 +4,7 @@ import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-dedup
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
+import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
@@ -17,6 +18,8 @@ export interface Statements {
   readonly insertSkippingExisting: InsertStatements
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
+  readonly replaceQueued: string
+  readonly repointDeduplicationKey: string
   readonly claimOne: string
   readonly claimMany: string
   readonly nextEtaOne: string
@@ -60,6 +63,8 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     insertSkippingExisting: insertStatements(ns, true),
     claimDeduplicationKey: claimDeduplicationKeySql(ns),
     readDeduplicationKey: readDeduplicationKeySql(ns),
+    replaceQueued: replaceQueuedSql(ns),
+    repointDeduplicationKey: repointDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),
     claimMany: claimSql(ns, 2),
     nextEtaOne: nextEtaSql(ns, 1),

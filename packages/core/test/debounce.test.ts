@@ -39,7 +39,7 @@ describe('debounce (dedupMode: replace)', () => {
     const rows = await rowsOf(queue)
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ id: first.id, state: 'queued', args: ['doc', 2], priority: 7 })
-    expect((rows[0]?.eta as Date).getTime()).toBe(eta.getTime())
+    expect(rows[0]?.eta).toEqual(eta)
     // The default mode still returns the original: now the replaced one.
     const kept = await reindex.sendWithOptions({
       args: ['doc', 3],

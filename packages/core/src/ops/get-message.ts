@@ -1,6 +1,6 @@
 import type { FailureRecord, MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { isUuid } from '../message/uuid7.js'
 

@@ -5,6 +5,7 @@ import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.j
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
 import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
+import { rescuerLeadSql } from './rescuer-lead.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
@@ -34,6 +35,7 @@ export interface Statements {
   readonly deregisterWorker: string
   readonly recover: string
   readonly recoverOrphans: string
+  readonly rescuerLead: string
   readonly wakeQueues: string
   readonly purgeMessages: string
   readonly purgeDeduplication: string
@@ -79,6 +81,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     deregisterWorker: deregisterWorkerSql(ns),
     recover: recoverSql(ns),
     recoverOrphans: recoverOrphansSql(ns),
+    rescuerLead: rescuerLeadSql(ns),
     wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',
     purgeMessages: purgeMessagesSql(ns),
     purgeDeduplication: purgeDeduplicationSql(ns),

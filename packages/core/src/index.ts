@@ -99,6 +99,7 @@ export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runti
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
 export { isConnectionError } from './runtime/wrap-error.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
+export { MAX_PROGRESS_BYTES, PROGRESS_INTERVAL_MS } from './worker/progress-reporter.js'
 export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
 export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'
 export type { WorkerOptions } from './worker/worker-options.js'

@@ -1,7 +1,7 @@
 import type { MessageState } from '@iddqueue/schema'
+import { InvalidOptionError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
-import { InvalidOptionError } from '../errors.js'
 import {
   assertFilter,
   type BulkOptions,

@@ -1,8 +1,8 @@
 import type { FailureRecord, MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../runtime/broker-context.js'
-import { wrapError } from '../runtime/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { isUuid } from '../message/uuid7.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 
 /**
  * A message as `broker.getMessage()` shows it: where it is in its life
@@ -35,7 +35,7 @@ export interface MessageInfo {
   readonly cancelRequested: boolean
   /** The original enqueue time. */
   readonly enqueuedAt: Date
-  /** The last change of state, progress or options. */
+  /** The last change of state (progress writes leave it alone). */
   readonly updatedAt: Date
   /** When the last delivery was claimed; null if it never was. */
   readonly startedAt: Date | null

@@ -1,8 +1,8 @@
 import type { MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../runtime/broker-context.js'
-import { wrapError } from '../runtime/wrap-error.js'
 import { assertEnqueueOptions } from '../enqueue/enqueue-options.js'
 import { InvalidOptionError } from '../errors.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 import { assertMessageId } from './get-message.js'
 
 /**

@@ -1,6 +1,6 @@
+import { InvalidOptionError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
-import { InvalidOptionError } from '../errors.js'
 import {
   assertFilter,
   type BulkOptions,

@@ -5,6 +5,7 @@ import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.j
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
 import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
+import { reportProgressSql } from './report-progress.js'
 import { rescuerLeadSql } from './rescuer-lead.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
@@ -20,6 +21,7 @@ export interface Statements {
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
   readonly replaceQueued: string
+  readonly reportProgress: string
   readonly repointDeduplicationKey: string
   readonly claimOne: string
   readonly claimMany: string
@@ -66,6 +68,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     claimDeduplicationKey: claimDeduplicationKeySql(ns),
     readDeduplicationKey: readDeduplicationKeySql(ns),
     replaceQueued: replaceQueuedSql(ns),
+    reportProgress: reportProgressSql(ns),
     repointDeduplicationKey: repointDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),
     claimMany: claimSql(ns, 2),

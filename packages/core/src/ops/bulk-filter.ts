@@ -21,9 +21,20 @@ export interface BulkOptions<Progress> {
   readonly onProgress?: (progress: Progress) => void
 }
 
-/** Default rows per batch of a bulk operation. */
+/**
+ * Messages per batch of a bulk operation unless `batchSize` says otherwise.
+ *
+ * @example
+ * await broker.deleteMessages({ queue: 'emails', batchSize: DEFAULT_BULK_BATCH * 5 })
+ */
 export const DEFAULT_BULK_BATCH = 1000
-/** Largest batch of a bulk operation. */
+
+/**
+ * The largest `batchSize` of a bulk operation.
+ *
+ * @example
+ * await broker.retryFailed({ queue: 'emails', batchSize: MAX_BULK_BATCH })
+ */
 export const MAX_BULK_BATCH = 10_000
 
 /** @internal The checked batch size. */

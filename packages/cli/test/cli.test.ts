@@ -31,6 +31,8 @@ describe('iddqueue CLI', () => {
     expect(await main(['--schema', 'cli_jobs', 'migrate'], cli)).toBe(0)
     expect(JSON.parse(io.stdout).applied).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
+      { owner: '@iddqueue/core', version: 2, name: 'reserved-claim' },
+      { owner: '@iddqueue/core', version: 3, name: 'message-progress' },
     ])
     const again = capture({ DATABASE_URL: database.url })
     expect(await main(['--schema', 'cli_jobs', 'migrate'], again.cli)).toBe(0)
@@ -61,8 +63,8 @@ describe('iddqueue CLI', () => {
       [['migrate'], 'no database; pass --url or set DATABASE_URL'],
       [['sql', 'drop'], 'expected "init" or "upgrade", got "drop"'],
       [['--schema', 'x"; drop table y; --', 'sql', 'init'], 'Invalid schema name'],
-      [['failed'], 'iddqueue failed: expected "list" or "show", got ""'],
-      [['failed', 'lst'], 'iddqueue failed: expected "list" or "show", got "lst"'],
+      [['failed'], 'iddqueue failed: expected "list" or "show" or "retry", got ""'],
+      [['failed', 'lst'], 'iddqueue failed: expected "list" or "show" or "retry", got "lst"'],
       [
         ['retry', crypto.randomUUID()],
         'iddqueue retry: no database; pass --url or set DATABASE_URL',

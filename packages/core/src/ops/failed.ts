@@ -265,6 +265,7 @@ export async function retryFailed(core: BrokerContext, id: string): Promise<Retr
       state: 'queued',
       retries: 0,
       failure: null,
+      progress: null,
       eta: (eb) => eb.fn<Date>('now'),
       worker_id: null,
       cancel_requested: false,

@@ -4,6 +4,8 @@ import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-dedup
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
+import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
+import { reportProgressSql } from './report-progress.js'
 import { rescuerLeadSql } from './rescuer-lead.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
@@ -18,6 +20,9 @@ export interface Statements {
   readonly insertSkippingExisting: InsertStatements
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
+  readonly replaceQueued: string
+  readonly reportProgress: string
+  readonly repointDeduplicationKey: string
   /** The claim for a worker of one queue, and for several (see `claim.ts`). */
   readonly claimOne: string
   readonly claimMany: string
@@ -62,6 +67,9 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     insertSkippingExisting: insertStatements(ns, true),
     claimDeduplicationKey: claimDeduplicationKeySql(ns),
     readDeduplicationKey: readDeduplicationKeySql(ns),
+    replaceQueued: replaceQueuedSql(ns),
+    reportProgress: reportProgressSql(ns),
+    repointDeduplicationKey: repointDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),
     claimMany: claimSql(ns, 2),
     nextEta: nextEtaSql(ns),

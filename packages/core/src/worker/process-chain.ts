@@ -35,6 +35,8 @@ function argumentsFor(event: ProcessEvent): unknown[] {
     get signal() {
       return event.signal
     },
+    progress: (value: unknown) =>
+      (event as Partial<Run>).reportProgress?.(value) ?? Promise.resolve(),
   } satisfies ActorContext)
   return call
 }

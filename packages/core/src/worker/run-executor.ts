@@ -84,6 +84,7 @@ export class RunExecutor {
   #finish(run: Run, result: Outcome): void {
     // A cancelled message is never retried: a failure after the request ends it.
     run.outcome = run.cancelled && result.kind === 'failure' ? { kind: 'cancelled' } : result
+    run.endProgress()
     if (!run.abandoned) this.settler.add(run)
     this.#emitOutcome(run, run.outcome)
     // Keep the slot until the handler really ends (a time limit fails the

@@ -13,6 +13,8 @@ export interface SettleEntry {
   readonly attempt: number
   /** Messages to send in the settle transaction, checked and encoded when they were asked for. */
   readonly followUps: readonly PreparedEntry[]
+  /** The last progress the attempt reported, as JSON, if it reported any. */
+  readonly progress?: string | undefined
 }
 
 interface Row {
@@ -71,7 +73,7 @@ export async function settleBatch(
 ): Promise<void> {
   const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const needsTransaction = hooks.length > 0 || entries.some((e) => e.followUps.length > 0)
-  const allAcks = entries.every((e) => e.outcome.kind === 'success')
+  const allAcks = entries.every((e) => e.outcome.kind === 'success' && e.progress === undefined)
   const requeued = [
     ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
   ]
@@ -87,6 +89,7 @@ export async function settleBatch(
     rows.map((r) => r.retried),
     rows.map((r) => (r.failure ? JSON.stringify(r.failure) : null)),
     workerId,
+    entries.map((e) => e.progress ?? null),
   ]
   if (!needsTransaction) {
     await core.executor.query(core.statements.settle, params)

@@ -41,8 +41,7 @@ describe('migrate', () => {
     const first = await migrate(sql, { namespace: ns })
     expect(first.applied).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
-      { owner: '@iddqueue/core', version: 2, name: 'reserved-claim' },
-      { owner: '@iddqueue/core', version: 3, name: 'message-progress' },
+      { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
     ])
     const before = await describeSchema(sql, ns)
     expect(Object.keys(before).sort()).toEqual([
@@ -61,8 +60,7 @@ describe('migrate', () => {
     expect(await describeSchema(sql, ns)).toEqual(before)
     expect(await ledger('mig_twice')).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
-      { owner: '@iddqueue/core', version: 2, name: 'reserved-claim' },
-      { owner: '@iddqueue/core', version: 3, name: 'message-progress' },
+      { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
     ])
   })
 

@@ -75,16 +75,7 @@ function createCoreTables(ns: Namespace): string[] {
   ]
 }
 
-/**
- * Version 2 is reserved for the claim branch's ready-index layout (see
- * /work/wt/NOTES.md); until it lands this placeholder keeps the versions
- * consecutive. When merging the claim branch, its version 2 replaces this.
- */
-function reservedForClaim(): string[] {
-  return []
-}
-
-/** Version 3: the progress a running handler reports (`ctx.progress()`, `broker.getMessage()`). */
+/** Version 2: the progress a running handler reports (`ctx.progress()`, `broker.getMessage()`). */
 function addProgress(ns: Namespace): string[] {
   return [`alter table ${ns.table('messages')} add column progress jsonb`]
 }
@@ -100,7 +91,6 @@ export const coreMigrations: MigrationSet = Object.freeze({
   owner: '@iddqueue/core',
   migrations: Object.freeze([
     { version: 1, name: 'core-tables', up: createCoreTables },
-    { version: 2, name: 'reserved-claim', up: reservedForClaim },
-    { version: 3, name: 'message-progress', up: addProgress },
+    { version: 2, name: 'message-progress', up: addProgress },
   ]),
 })

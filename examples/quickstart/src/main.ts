@@ -20,7 +20,9 @@ if (!Number.isInteger(total) || total < 1)
   throw new Error(`--messages must be a positive integer, got ${values.messages}`)
 
 const server = await startTestDatabase({ log: (line) => console.error(line) })
-const schema = 'iddqueue_quickstart'
+// Its own schema per run: two quickstarts on one database (CI and a colleague
+// on a shared server) must not drop or drain each other's tables.
+const schema = `iddqueue_quickstart_${process.pid}`
 const admin = postgres(server.url, { max: 1, onnotice: () => {} })
 const broker = createBroker({ url: server.url, namespace: { schema } })
 

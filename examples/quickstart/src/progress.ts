@@ -8,7 +8,7 @@ export function progressBar(label: string, total: number) {
     if (!final && now - last < 100) return
     last = now
     const width = 30
-    const filled = Math.round((done / total) * width)
+    const filled = Math.min(width, Math.round((done / total) * width))
     const rate = Math.round(done / ((now - started) / 1000) || 0)
     const line = `${label.padEnd(10)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${rate.toLocaleString('en')}/s`
     // On a terminal the bar redraws in place; in CI logs it prints only the last line.

@@ -150,7 +150,10 @@ describe('listFailed', () => {
       pages++
       if (page.nextAfter === null) break
       after = page.nextAfter
-      await sleep(15)
+      // Let at least one more failing message be sent between pages, so the
+      // stream overlaps the listing however slow the machine is.
+      const sent = produced
+      await until(() => produced > sent, 10_000, 'the producer to send again')
     }
     producing = false
     await producer

@@ -54,8 +54,8 @@ describe('waiting for a result', () => {
     const add = producer.actor('add', (a: number, b: number) => a + b, options)
     consumer.actor('add', (a: number, b: number) => a + b, options)
     const message = await add.send(1, 1)
-    // Polling needs no safety re-read, so the wait may be long: the drain
-    // below can take seconds on a loaded machine.
+    // Generous: the drain below may take seconds on a loaded machine; what proves
+    // the polling is how soon the result arrives once it is stored.
     const waiting = message.result({ timeoutMs: 60_000 })
     await sleep(300)
     // The producer's broker never listens.

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { coreMigrations } from '@iddqueue/schema'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -97,9 +98,7 @@ describe('--plugins', () => {
     expect(result.stderr).not.toContain('iddqueue migrate:')
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout).applied.map((m: { owner: string }) => m.owner)).toEqual([
-      '@iddqueue/core',
-      '@iddqueue/core',
-      '@iddqueue/core',
+      ...coreMigrations.migrations.map(() => '@iddqueue/core'),
       'acme-audit',
       'local-audit',
     ])

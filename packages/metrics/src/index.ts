@@ -1,14 +1,14 @@
 export {
+  type QueueMetrics,
+  type QueueMetricsOptions,
+  queueMetrics,
+} from './prometheus/queue-metrics.js'
+export {
   DEFAULT_METRICS_PORT,
   type MetricsServer,
   type ServeMetricsOptions,
   serveMetrics,
 } from './prometheus/serve-metrics.js'
-export {
-  type QueueMetrics,
-  type QueueMetricsOptions,
-  queueMetrics,
-} from './prometheus/queue-metrics.js'
 export { type QueueStats, type QueueStatsOptions, queueStats } from './stats/queue-stats.js'
 export type { StatsSource } from './stats/stats-source.js'
 export { TRACE_OPTION, type TraceCarrier } from './tracing/trace-carrier.js'

@@ -73,7 +73,6 @@ export async function drain(broker: Broker, queues: string[], concurrency = 4) {
   await worker.stop()
 }
 
-
 /**
  * Inserts hand-built message rows: `state`, `eta` and `updated_at` as SQL
  * interval offsets from now (`'-2 minutes'`, `'1 hour'`).

@@ -92,7 +92,8 @@ export function queueMetrics(source: StatsSource, options: QueueMetricsOptions =
     async collect() {
       const stats = await snapshot()
       this.reset()
-      for (const s of stats) for (const state of MESSAGE_STATES) this.set({ queue: s.queue, state }, s[state])
+      for (const s of stats)
+        for (const state of MESSAGE_STATES) this.set({ queue: s.queue, state }, s[state])
     },
   })
   const perQueue = (name: string, help: string, pick: (s: QueueStats) => number) =>
@@ -130,7 +131,8 @@ export function queueMetrics(source: StatsSource, options: QueueMetricsOptions =
     scheduled,
     oldestReadySeconds,
     remove() {
-      for (const gauge of gauges) registry.removeSingleMetric((gauge as unknown as { name: string }).name)
+      for (const gauge of gauges)
+        registry.removeSingleMetric((gauge as unknown as { name: string }).name)
     },
   }
 }

@@ -57,11 +57,15 @@ export const DEFAULT_METRICS_PORT = 9192
 export async function serveMetrics(options: ServeMetricsOptions = {}): Promise<MetricsServer> {
   const port = options.port ?? DEFAULT_METRICS_PORT
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new InvalidOptionError(`Invalid port ${String(options.port)}: expected an integer from 0 to 65535`)
+    throw new InvalidOptionError(
+      `Invalid port ${String(options.port)}: expected an integer from 0 to 65535`,
+    )
   }
   const host = options.host ?? '127.0.0.1'
   if (typeof host !== 'string' || host === '') {
-    throw new InvalidOptionError(`Invalid host ${String(options.host)}: expected a host name or address`)
+    throw new InvalidOptionError(
+      `Invalid host ${String(options.host)}: expected a host name or address`,
+    )
   }
   const path = options.path ?? '/metrics'
   const registry = options.registry ?? register

@@ -97,13 +97,19 @@ export async function queueStats(
       eb.fn
         .countAll<string>()
         .filterWhere((f) =>
-          f.and([f('state', '=', 'done'), f('updated_at', '>', sql<Date>`now() - interval '1 minute'`)]),
+          f.and([
+            f('state', '=', 'done'),
+            f('updated_at', '>', sql<Date>`now() - interval '1 minute'`),
+          ]),
         )
         .as('done_minute'),
       eb.fn
         .countAll<string>()
         .filterWhere((f) =>
-          f.and([f('state', '=', 'done'), f('updated_at', '>', sql<Date>`now() - interval '1 hour'`)]),
+          f.and([
+            f('state', '=', 'done'),
+            f('updated_at', '>', sql<Date>`now() - interval '1 hour'`),
+          ]),
         )
         .as('done_hour'),
       // A message is ready since it was last queued (enqueue, retry, recovery) or its eta, the later.

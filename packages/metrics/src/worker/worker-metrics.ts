@@ -167,7 +167,9 @@ export function workerMetrics(options: WorkerMetricsOptions = {}): IddqueuePlugi
     setup(context) {
       const workers = new Map<string, number>()
       const off = [
-        context.on('message:enqueued', ({ message }) => of(message.queue, message.actor).enqueued.inc()),
+        context.on('message:enqueued', ({ message }) =>
+          of(message.queue, message.actor).enqueued.inc(),
+        ),
         context.on('message:started', ({ message, queueWaitMs }) => {
           const c = of(message.queue, message.actor)
           c.running.inc()

@@ -15,11 +15,20 @@ let sql: postgres.Sql
 
 beforeAll(async () => {
   sql = postgres(database.url, { max: 1, onnotice: () => {} })
+  // The in-process runs below import the fixture too; it reads its database from here.
+  process.env.WORKER_APP_URL = database.url
 })
 
 afterAll(async () => {
+  delete process.env.WORKER_APP_URL
   await sql.end()
 })
+
+/** The environment of this process without DATABASE_URL: the child gets the test file's database only. */
+function withoutDatabaseUrl(): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _, ...env } = process.env
+  return env
+}
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -50,7 +59,7 @@ describe('iddqueue worker', () => {
       [BIN, 'worker', './worker-app.mjs', '--queues', 'default', '--concurrency', '4'],
       {
         cwd: FIXTURES,
-        env: { ...process.env, DATABASE_URL: database.url, APP_SCHEMA: SCHEMA },
+        env: { ...withoutDatabaseUrl(), WORKER_APP_URL: database.url, APP_SCHEMA: SCHEMA },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )

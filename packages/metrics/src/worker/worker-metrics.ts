@@ -1,6 +1,8 @@
 import type { IddqueuePlugin } from '@iddqueue/core'
 import { InvalidOptionError } from '@iddqueue/schema'
-import { Counter, Gauge, Histogram, type Registry, register } from 'prom-client'
+import { Counter, Gauge, type Registry, register } from 'prom-client'
+import { Buckets, Tallies } from './tally.js'
+import { TallyHistogram } from './tally-histogram.js'
 
 /**
  * Options of {@link workerMetrics}.
@@ -26,21 +28,6 @@ export const JOB_DURATION_BUCKETS: readonly number[] = Object.freeze([
 
 const CLAIM_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const CLAIM_SIZE_BUCKETS = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
-
-type Labels = 'queue' | 'actor'
-
-interface Children {
-  readonly enqueued: Counter.Internal
-  readonly done: Counter.Internal
-  readonly failed: Counter.Internal
-  readonly retried: Counter.Internal
-  readonly rejected: Counter.Internal
-  readonly cancelled: Counter.Internal
-  readonly skipped: Counter.Internal
-  readonly running: Gauge.Internal<Labels>
-  readonly duration: Histogram.Internal<Labels>
-  readonly wait: Histogram.Internal<Labels>
-}
 
 const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
 
@@ -82,28 +69,45 @@ export function workerMetrics(options: WorkerMetricsOptions = {}): IddqueuePlugi
   }
   const labelNames = ['queue', 'actor'] as const
   const registers = [registry]
-  const counter = (name: string, help: string) =>
-    new Counter({ name: `${prefix}${name}`, help, labelNames, registers })
-  const enqueued = counter('messages_enqueued_total', 'Messages written by this process.')
-  const done = counter('messages_done_total', 'Handler runs that succeeded.')
-  const failed = counter('messages_failed_total', 'Attempts that failed (retried or rejected).')
-  const retried = counter('messages_retried_total', 'Failed attempts that will be retried.')
-  const rejected = counter('messages_rejected_total', 'Messages rejected for good.')
-  const cancelled = counter('messages_cancelled_total', 'Runs that ended cancelled.')
-  const skipped = counter(
+  const tallies = new Tallies(JOB_DURATION_BUCKETS)
+  type Count = 'enqueued' | 'done' | 'failed' | 'retried' | 'rejected' | 'cancelled' | 'skipped'
+  // Read at scrape time from the tallies the listeners add to.
+  const counter = (name: string, help: string, field: Count) =>
+    new Counter({
+      name: `${prefix}${name}`,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset()
+        for (const tally of tallies) this.inc(tally.labels, tally[field])
+      },
+    })
+  counter('messages_enqueued_total', 'Messages written by this process.', 'enqueued')
+  counter('messages_done_total', 'Handler runs that succeeded.', 'done')
+  counter('messages_failed_total', 'Attempts that failed (retried or rejected).', 'failed')
+  counter('messages_retried_total', 'Failed attempts that will be retried.', 'retried')
+  counter('messages_rejected_total', 'Messages rejected for good.', 'rejected')
+  counter('messages_cancelled_total', 'Runs that ended cancelled.', 'cancelled')
+  counter(
     'messages_skipped_total',
     'Messages handed back to the queue without running (pause, shutdown).',
+    'skipped',
   )
+  new Gauge({
+    name: `${prefix}messages_running`,
+    help: 'Handlers running now.',
+    labelNames,
+    registers,
+    collect() {
+      this.reset()
+      for (const tally of tallies) this.set(tally.labels, tally.running)
+    },
+  })
   const recovered = new Counter({
     name: `${prefix}messages_recovered_total`,
     help: 'Messages of dead workers put back in their queue by crash recovery run in this process.',
     labelNames: ['queue'] as const,
-    registers,
-  })
-  const running = new Gauge({
-    name: `${prefix}messages_running`,
-    help: 'Handlers running now.',
-    labelNames,
     registers,
   })
   const capacity = new Gauge({
@@ -111,90 +115,67 @@ export function workerMetrics(options: WorkerMetricsOptions = {}): IddqueuePlugi
     help: 'Handlers the running workers of this process may run at once.',
     registers,
   })
-  const duration = new Histogram({
-    name: `${prefix}handler_duration_seconds`,
-    help: 'Time from the start of a handler run to its outcome.',
+  new TallyHistogram(
+    `${prefix}handler_duration_seconds`,
+    'Time from the start of a handler run to its outcome.',
     labelNames,
-    buckets: [...JOB_DURATION_BUCKETS],
-    registers,
-  })
-  const wait = new Histogram({
-    name: `${prefix}queue_wait_seconds`,
-    help: 'Time from a message becoming due (send, delay or backoff end) to its start.',
+    function* () {
+      for (const tally of tallies) yield { labels: tally.labels, buckets: tally.duration }
+    },
+  ).register(registry)
+  new TallyHistogram(
+    `${prefix}queue_wait_seconds`,
+    'Time from a message becoming due (send, delay or backoff end) to its start.',
     labelNames,
-    buckets: [...JOB_DURATION_BUCKETS],
-    registers,
-  })
-  const claimDuration = new Histogram({
-    name: `${prefix}claim_duration_seconds`,
-    help: 'Time a claim statement took.',
-    buckets: CLAIM_DURATION_BUCKETS,
-    registers,
-  })
-  const claimSize = new Histogram({
-    name: `${prefix}claim_batch_size`,
-    help: 'Messages returned by one claim statement.',
-    buckets: CLAIM_SIZE_BUCKETS,
-    registers,
-  })
-
-  // Label lookups hash the label set; the hot path resolves each
-  // (queue, actor) pair once and then touches the children directly.
-  const children = new Map<string, Children>()
-  const of = (queue: string, actor: string): Children => {
-    const key = `${queue}\u0000${actor}`
-    let c = children.get(key)
-    if (!c) {
-      c = {
-        enqueued: enqueued.labels(queue, actor),
-        done: done.labels(queue, actor),
-        failed: failed.labels(queue, actor),
-        retried: retried.labels(queue, actor),
-        rejected: rejected.labels(queue, actor),
-        cancelled: cancelled.labels(queue, actor),
-        skipped: skipped.labels(queue, actor),
-        running: running.labels(queue, actor),
-        duration: duration.labels(queue, actor),
-        wait: wait.labels(queue, actor),
-      }
-      children.set(key, c)
-    }
-    return c
-  }
+    function* () {
+      for (const tally of tallies) yield { labels: tally.labels, buckets: tally.wait }
+    },
+  ).register(registry)
+  const claimDuration = new Buckets(CLAIM_DURATION_BUCKETS)
+  const claimSize = new Buckets(CLAIM_SIZE_BUCKETS)
+  new TallyHistogram(`${prefix}claim_duration_seconds`, 'Time a claim statement took.', [], () => [
+    { labels: {}, buckets: claimDuration },
+  ]).register(registry)
+  new TallyHistogram(
+    `${prefix}claim_batch_size`,
+    'Messages returned by one claim statement.',
+    [],
+    () => [{ labels: {}, buckets: claimSize }],
+  ).register(registry)
 
   return {
     name: '@iddqueue/metrics/worker',
     setup(context) {
       const workers = new Map<string, number>()
       const off = [
-        context.on('message:enqueued', ({ message }) =>
-          of(message.queue, message.actor).enqueued.inc(),
-        ),
+        context.on('message:enqueued', ({ message }) => {
+          tallies.of(message.queue, message.actor).enqueued++
+        }),
         context.on('message:started', ({ message, queueWaitMs }) => {
-          const c = of(message.queue, message.actor)
-          c.running.inc()
-          c.wait.observe(queueWaitMs / 1000)
+          const tally = tallies.of(message.queue, message.actor)
+          tally.running++
+          tally.wait.observe(queueWaitMs / 1000)
         }),
         context.on('message:finished', ({ message, outcome, durationMs }) => {
-          const c = of(message.queue, message.actor)
-          c.running.dec()
+          const tally = tallies.of(message.queue, message.actor)
+          tally.running--
           switch (outcome.kind) {
             case 'success':
-              c.done.inc()
+              tally.done++
               break
             case 'failure':
-              c.failed.inc()
-              if (outcome.retryDelayMs === undefined) c.rejected.inc()
-              else c.retried.inc()
+              tally.failed++
+              if (outcome.retryDelayMs === undefined) tally.rejected++
+              else tally.retried++
               break
             case 'cancelled':
-              c.cancelled.inc()
+              tally.cancelled++
               break
             case 'requeue':
-              c.skipped.inc()
+              tally.skipped++
               return
           }
-          c.duration.observe(durationMs / 1000)
+          tally.duration.observe(durationMs / 1000)
         }),
         context.on('worker:claimed', ({ count, durationMs }) => {
           claimDuration.observe(durationMs / 1000)

@@ -1,6 +1,8 @@
 // A/B cost of the workerMetrics plugin on a drain: 50,000 prefilled
 // messages, one worker of concurrency 16 (the drain benchmark's W3 shape),
 // alternating runs without (A) and with (B) the plugin in one invocation.
+// Prints the medians of throughput and of the worker process's CPU time per
+// message (less sensitive than wall time to the other users of the machine).
 //
 //   flock /tmp/iddqueue-bench.lock node packages/metrics/bench/worker-metrics-ab.mjs [rounds=3] [messages=50000]
 import { createBroker } from '@iddqueue/core'
@@ -25,10 +27,12 @@ async function drain(url, withMetrics) {
   const broker = createBroker({ url, plugins })
   broker.actor('noop', () => {}, { queue: 'drain' })
   const started = performance.now()
+  const cpu = process.cpuUsage()
   const worker = broker.worker({ queues: ['drain'], concurrency: 16 })
   await worker.start()
   await broker.join({ queues: ['drain'], timeoutMs: 300_000 })
   const ms = performance.now() - started
+  const used = process.cpuUsage(cpu)
   await worker.stop()
   if (withMetrics) {
     const [done] = (await registry.getSingleMetric('iddqueue_worker_messages_done_total').get())
@@ -36,7 +40,7 @@ async function drain(url, withMetrics) {
     if (done.value !== total) throw new Error(`metrics counted ${done.value} of ${total}`)
   }
   await broker.close()
-  return total / (ms / 1000)
+  return { rate: total / (ms / 1000), cpuUs: (used.user + used.system) / total }
 }
 
 await withDatabase('ab', async (url) => {
@@ -45,6 +49,8 @@ await withDatabase('ab', async (url) => {
   await setup.close()
   const a = []
   const b = []
+  const cpuA = []
+  const cpuB = []
   for (let round = 0; round < rounds; round++) {
     // Alternate the order so a drift of the machine hits both alike.
     const order = round % 2 === 0 ? [false, true] : [true, false]
@@ -69,6 +75,9 @@ await withDatabase('ab', async (url) => {
       with_median: Math.round(median(b)),
       ratio: Number(ratio.toFixed(3)),
       cost_percent: Number(((1 - ratio) * 100).toFixed(1)),
+      cpu_us_without: Number(median(cpuA).toFixed(2)),
+      cpu_us_with: Number(median(cpuB).toFixed(2)),
+      cpu_cost_percent: Number(((median(cpuB) / median(cpuA) - 1) * 100).toFixed(1)),
     }),
   )
 })

@@ -55,10 +55,11 @@ await withDatabase('ab', async (url) => {
     // Alternate the order so a drift of the machine hits both alike.
     const order = round % 2 === 0 ? [false, true] : [true, false]
     for (const withMetrics of order) {
-      const rate = await drain(url, withMetrics)
+      const { rate, cpuUs } = await drain(url, withMetrics)
       ;(withMetrics ? b : a).push(rate)
+      ;(withMetrics ? cpuB : cpuA).push(cpuUs)
       console.error(
-        `round ${round + 1} ${withMetrics ? 'with' : 'without'} metrics: ${Math.round(rate)} msg/s`,
+        `round ${round + 1} ${withMetrics ? 'with' : 'without'} metrics: ${Math.round(rate)} msg/s, ${cpuUs.toFixed(2)} µs CPU a message`,
       )
       const sql = (await import('postgres')).default(url, { max: 1, onnotice: () => {} })
       await sql`delete from iddqueue.messages`

@@ -36,7 +36,12 @@ export interface MetricsServer {
   close(): Promise<void>
 }
 
-/** Port of the standalone exporter, as the reference's. */
+/**
+ * Port of the standalone exporter (9192, as the Python original's).
+ *
+ * @example
+ * const server = await serveMetrics({ port: DEFAULT_METRICS_PORT })
+ */
 export const DEFAULT_METRICS_PORT = 9192
 
 /**

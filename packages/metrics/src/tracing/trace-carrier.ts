@@ -1,6 +1,11 @@
 import type { SpanContext, TraceState } from '@opentelemetry/api'
 
-/** Message option holding the producer's W3C trace context. */
+/**
+ * Message option holding the producer's W3C trace context ({@link TraceCarrier}).
+ *
+ * @example
+ * const carrier = message.options[TRACE_OPTION] as TraceCarrier | undefined
+ */
 export const TRACE_OPTION = 'trace'
 
 /**

@@ -20,7 +20,11 @@ export interface WorkerMetricsOptions {
 /**
  * Seconds, from 5 ms to an hour: jobs range from quick calls to long
  * exports, and a wait or a run of tens of minutes must still land in a
- * bucket of its own.
+ * bucket of its own. The buckets of `handler_duration_seconds` and
+ * `queue_wait_seconds`.
+ *
+ * @example
+ * const slowest = JOB_DURATION_BUCKETS.at(-1) // 3600: an hour
  */
 export const JOB_DURATION_BUCKETS: readonly number[] = Object.freeze([
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600,

@@ -1,4 +1,5 @@
-import { type Executor, postgresJsExecutor } from '@iddqueue/schema'
+import { coreMigrations, type Executor, migrate, postgresJsExecutor } from '@iddqueue/schema'
+import { startTestDatabase } from '@iddqueue/testing'
 import postgres from 'postgres'
 import { Registry } from 'prom-client'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -116,6 +117,24 @@ describe('queueMetrics', () => {
       expect(await response.text()).toMatch(/^scrape failed: /)
     } finally {
       await unreachable.end()
+    }
+  })
+
+  it('fails the scrape once its own PostgreSQL is stopped', { timeout: 120_000 }, async () => {
+    // A server this test owns (never the shared one): up, scraped, stopped, scraped again.
+    const server = await startTestDatabase({ mode: 'embedded', log: () => {} })
+    const sql = postgres(server.url, { max: 1, connect_timeout: 2, onnotice: () => {} })
+    try {
+      await migrate(sql, { owners: [coreMigrations] })
+      await insertRows(sql, 'owned', [{ state: 'queued' }])
+      const registry = new Registry()
+      queueMetrics(sql, { registry })
+      expect(await registry.metrics()).toContain('iddqueue_queue_ready{queue="owned"} 1')
+      await server.stop()
+      await expect(registry.metrics()).rejects.toThrow()
+    } finally {
+      await sql.end({ timeout: 1 })
+      await server.stop()
     }
   })
 

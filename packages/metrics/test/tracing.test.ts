@@ -178,6 +178,10 @@ describe('tracing', () => {
     const processes = spans(`process ${queue}`)
     expect(processes).toHaveLength(2)
     for (const span of processes) expect(span.spanContext().traceId).toBe(request.traceId)
+    // The second step's send, written by the first step's settle, joins the same trace.
+    const sends = spans(`send ${queue}`)
+    expect(sends).toHaveLength(2)
+    for (const span of sends) expect(span.spanContext().traceId).toBe(request.traceId)
     const rows =
       await db.sql`select options->'trace'->>'traceparent' as tp from iddqueue.messages where queue = ${queue}`
     expect(rows).toHaveLength(2)

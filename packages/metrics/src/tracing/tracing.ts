@@ -120,7 +120,15 @@ export function tracing(options: TracingOptions = {}): IddqueuePlugin {
         if (oneQueue) attributes[ATTR_MESSAGING_DESTINATION_NAME] = queue
         if (messages.length === 1) attributes[ATTR_MESSAGING_MESSAGE_ID] = messages[0]!.id
         else attributes[ATTR_MESSAGING_BATCH_MESSAGE_COUNT] = messages.length
-        const active = api.context.active()
+        let active = api.context.active()
+        if (!api.trace.getSpan(active)) {
+          // A follow-up written by a settle (pipeline step, callback) runs
+          // outside any span: its send belongs to the trace it inherited.
+          const inherited = messages.find((m) => m.options[TRACE_OPTION] !== undefined)
+          const creation =
+            inherited && fromCarrier(inherited.options[TRACE_OPTION], api.createTraceState)
+          if (creation) active = api.trace.setSpanContext(active, creation)
+        }
         const span = tracer.startSpan(
           oneQueue ? `send ${queue}` : 'send',
           { kind: api.SpanKind.PRODUCER, attributes },

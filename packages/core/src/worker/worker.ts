@@ -393,7 +393,8 @@ export class Worker {
         message: run.message,
         attempt: run.attempt,
         workerId: this.id,
-        queueWaitMs: Math.max(0, Date.now() - delivery.eta_ms),
+        // The run's start time, already read: a clock read costs ~0.1 µs here.
+        queueWaitMs: Math.max(0, performance.timeOrigin + run.startedAt - delivery.eta_ms),
       })
     }
     const invalid = actor

@@ -29,7 +29,7 @@ export class ParseError extends Error {
  * them before or after the command. The `<value>` placeholder shows in
  * commander's "argument missing" message.
  */
-const GLOBAL_OPTIONS = ['url', 'schema', 'prefix'] as const
+export const GLOBAL_OPTIONS = ['url', 'schema', 'prefix'] as const
 
 /**
  * @internal Builds the commander program of every command in

@@ -10,7 +10,7 @@ import { type Command as Commander, CommanderError } from 'commander'
 import { type CliIo, EXIT, processIo } from './cli-io.js'
 import type { Command, CommandInput } from './command.js'
 import { COMMANDS } from './commands/all-commands.js'
-import { createProgram, ParseError, type ParseOutcome } from './create-program.js'
+import { createProgram, GLOBAL_OPTIONS, ParseError, type ParseOutcome } from './create-program.js'
 import type { GlobalOptions } from './global-options.js'
 import { commandUsage } from './usage.js'
 import { UsageError } from './usage-error.js'
@@ -95,10 +95,16 @@ function commandInput(command: Command, parsed: Commander, io: CliIo): CommandIn
   }
   if (command.database !== false && !global.url)
     throw new UsageError('no database; pass --url or set DATABASE_URL')
-  // The URL may hold a password: never echo it.
-  if (command.database !== false && !URL.canParse(global.url))
-    throw new UsageError('invalid database URL: expected postgres://user@host:port/database')
-  return { global, operands: positionals, values, json: values.json === true }
+  if (command.database !== false) {
+    // The URL may hold a password: never echo it (its scheme is safe to name).
+    const url = URL.parse(global.url)
+    const expected = 'expected postgres://user@host:port/database'
+    if (!url) throw new UsageError(`invalid database URL: ${expected}`)
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+      throw new UsageError(`invalid database URL: ${expected}, got a ${url.protocol} URL`)
+  }
+  const given = new Set(GLOBAL_OPTIONS.filter((name) => globals[name] !== undefined))
+  return { global, operands: positionals, values, json: values.json === true, given }
 }
 
 /** Prints why a command failed and returns its exit code. */
@@ -123,7 +129,7 @@ function report(
     const where = global ? ` in schema ${JSON.stringify(global.schema)}` : ''
     const withPrefix = global?.prefix ? ` with prefix ${JSON.stringify(global.prefix)}` : ''
     io.err(
-      `${prefix} the iddqueue tables do not exist${where}${withPrefix}; run \`iddqueue migrate\` first\n`,
+      `${prefix} the iddqueue tables do not exist${where}${withPrefix}; run \`${migrateCommandLine(global)}\` first\n`,
     )
     return EXIT.failed
   }
@@ -133,6 +139,19 @@ function report(
   }
   io.err(`${prefix} ${origin(error)}${message}\n`)
   return EXIT.failed
+}
+
+/** `iddqueue --schema jobs --prefix app_ migrate`: the migrate command for the namespace used. */
+function migrateCommandLine(global: GlobalOptions | undefined): string {
+  const words = ['iddqueue']
+  if (global && global.schema !== 'iddqueue') words.push('--schema', shellWord(global.schema))
+  if (global?.prefix) words.push('--prefix', shellWord(global.prefix))
+  return [...words, 'migrate'].join(' ')
+}
+
+/** A word as a POSIX shell reads it back. */
+function shellWord(word: string): string {
+  return /^[\w.:/-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
 }
 
 /** Says where an error that is not iddqueue's own came from. */

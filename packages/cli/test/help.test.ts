@@ -101,6 +101,17 @@ describe('iddqueue usage errors', () => {
     }
   })
 
+  it('refuses a database URL that is not PostgreSQL, without echoing it', async () => {
+    for (const url of ['mysql://me:secret@db/app', 'http://db/app']) {
+      const run = await runCli(['--url', url, 'stats'])
+      expect([url, run.code, run.stdout]).toEqual([url, 2, ''])
+      expect(run.stderr).toMatch(
+        /^iddqueue stats: invalid database URL: expected postgres:\/\/user@host:port\/database, got a (mysql|http): URL\n/,
+      )
+      expect(run.stderr).not.toContain('secret')
+    }
+  })
+
   it('prints the whole usage on stderr and exits 2 without a command', async () => {
     const run = await runCli([])
     expect(run).toMatchObject({ code: 2, stdout: '' })

@@ -88,6 +88,28 @@ describe('iddqueue worker', () => {
     expect(left!.n).toBe(0)
   })
 
+  it('refuses a --schema or --prefix that differs from the module’s broker', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['--schema', 'elsewhere'],
+        'iddqueue worker: --schema "elsewhere" differs from the schema of the broker ./namespaced-app.mjs exports ("app_jobs")',
+      ],
+      [
+        ['--prefix', 'app_'],
+        'iddqueue worker: --prefix "app_" differs from the prefix of the broker ./namespaced-app.mjs exports ("")',
+      ],
+    ]
+    for (const [globals, message] of cases) {
+      const { code, stderr } = await runCli(
+        [...globals, 'worker', './namespaced-app.mjs'],
+        {},
+        FIXTURES,
+      )
+      expect([globals, code]).toEqual([globals, 2])
+      expect(stderr).toContain(message)
+    }
+  })
+
   it('exits 2 before starting for a module it cannot use or bad options', async () => {
     const cases: [string[], string][] = [
       [['./missing.mjs'], 'iddqueue worker: MODULE: no file '],
@@ -96,6 +118,10 @@ describe('iddqueue worker', () => {
       [['./worker-app.mjs', '--concurrency', '0'], 'Invalid worker option concurrency'],
       [['./worker-app.mjs', '--queues', 'default,'], 'iddqueue worker: Invalid queue name ""'],
       [[], 'missing MODULE'],
+      [
+        ['worker-app.mjs'],
+        `MODULE: cannot find package worker-app.mjs from ${FIXTURES.replace(/\/$/, '')}; for the file ${FIXTURES}worker-app.mjs, write ./worker-app.mjs`,
+      ],
     ]
     for (const [args, message] of cases) {
       const { code, stderr } = await runCli(['worker', ...args], {}, FIXTURES)

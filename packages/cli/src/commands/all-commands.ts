@@ -15,6 +15,15 @@ import { queueStatusCommand } from './queue-status-command.js'
 import { recoverCommand } from './recover-command.js'
 import { resumeCommand } from './resume-command.js'
 import { retryCommand } from './retry-command.js'
+import { scheduleCreateCommand } from './schedule-create-command.js'
+import { scheduleDeleteCommand } from './schedule-delete-command.js'
+import { scheduleDisableCommand } from './schedule-disable-command.js'
+import { scheduleEnableCommand } from './schedule-enable-command.js'
+import { scheduleListCommand } from './schedule-list-command.js'
+import { scheduleNextCommand } from './schedule-next-command.js'
+import { scheduleShowCommand } from './schedule-show-command.js'
+import { scheduleUpdateCommand } from './schedule-update-command.js'
+import { schedulerCommand } from './scheduler-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
 import { statsCommand } from './stats-command.js'
@@ -40,6 +49,20 @@ export const SECTIONS: readonly {
   },
   { title: 'maintenance', commands: [purgeCommand, recoverCommand, flushCommand] },
   { title: 'attempt history', commands: [historyListCommand, historyPurgeCommand] },
+  {
+    title: 'schedules',
+    commands: [
+      scheduleCreateCommand,
+      scheduleUpdateCommand,
+      scheduleListCommand,
+      scheduleShowCommand,
+      scheduleNextCommand,
+      scheduleEnableCommand,
+      scheduleDisableCommand,
+      scheduleDeleteCommand,
+      schedulerCommand,
+    ],
+  },
   { title: 'workers', commands: [workerCommand] },
   { title: 'metrics', commands: [metricsServeCommand] },
 ]

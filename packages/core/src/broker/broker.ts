@@ -30,7 +30,7 @@ import { prepareEntry } from '../enqueue/prepared-entry.js'
 import { BrokerClosedError } from '../errors.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
-import { uuid7 } from '../message/uuid7.js'
+import { isUuid, uuid7 } from '../message/uuid7.js'
 import { defaultMiddleware } from '../middleware/default-middleware.js'
 import {
   type CancellationStatus,
@@ -61,16 +61,16 @@ import {
 } from '../ops/maintenance.js'
 import { type PauseOptions, type PauseResult, pause, pausedQueues, resume } from '../ops/pause.js'
 import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { openConnection } from '../runtime/connection.js'
+import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
+import { Listener } from '../runtime/listener.js'
+import { consoleLogger } from '../runtime/logger.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
 import type { WorkerOptions } from '../worker/worker-options.js'
-import type { BrokerContext } from './broker-context.js'
 import type { BrokerOptions } from './broker-options.js'
-import { openConnection } from './connection.js'
-import { type BrokerEventListener, type BrokerEventName, EventBus } from './events.js'
-import { Listener } from './listener.js'
-import { consoleLogger } from './logger.js'
 
 /**
  * The entry point: declares actors, sends messages, runs workers and
@@ -215,26 +215,38 @@ export class Broker {
    * @example
    * const message = broker.message('send_email', ['ada@example.com', 'Welcome'], { queue: 'emails' })
    * await broker.enqueue(message)
+   *
+   * @example
+   * // A caller-chosen id (a UUID): sending it again stores it once.
+   * const again = broker.message('send_email', ['ada@example.com'], { id: '0193c0de-6f2a-8b3c-9d1e-0a1b2c3d4e5f' })
    */
   message<Args extends unknown[] = unknown[], Result = unknown>(
     actor: string,
     args: Args,
     options: {
+      /** The message id, a UUID. Default: a new UUID version 7. */
+      readonly id?: string
       readonly queue?: string
       readonly priority?: number
       readonly options?: Readonly<Record<string, unknown>>
     } = {},
   ): Message<Args, Result> {
     assertName('actor', actor)
+    if (options.id !== undefined && !isUuid(options.id)) {
+      throw new InvalidOptionError(
+        `Invalid id ${JSON.stringify(options.id)} for a message to ${actor}: expected a UUID`,
+      )
+    }
     const declared = this.#core.actors.get(actor)
     const queue = options.queue ?? declared?.queue ?? 'default'
-    return this.#build(
+    const message = this.#build(
       actor,
       queue,
       args,
       options.priority ?? declared?.options.priority ?? 0,
       options.options ?? {},
     ) as Message<Args, Result>
+    return options.id === undefined ? message : message.with({ id: options.id.toLowerCase() })
   }
 
   #build(
@@ -636,6 +648,7 @@ export class Broker {
     this.#setup ??= (async () => {
       for (const plugin of this.#core.plugins) {
         const teardown = await plugin.setup?.({
+          broker: this,
           namespace: this.#core.ns,
           executor: this.#core.executor,
           logger: this.#core.logger,
@@ -644,6 +657,7 @@ export class Broker {
           provideResults: (reader) => {
             this.#resultReader = reader
           },
+          enqueueMany: (entries, options) => this.enqueueMany(entries, options),
           on: (event, listener) => this.#core.events.on(event, listener),
         })
         if (teardown) this.#teardowns.push(teardown)

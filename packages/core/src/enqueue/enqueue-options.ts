@@ -1,6 +1,7 @@
 import {
   type Executor,
   InvalidOptionError,
+  isExecutor,
   isKysely,
   isPostgresJs,
   toExecutor,
@@ -47,8 +48,9 @@ export interface EnqueueOptions {
 export interface SendOptions extends EnqueueOptions {
   /**
    * The caller's transaction (a Kysely transaction or a postgres.js `sql.begin`
-   * transaction): the message becomes visible on commit and vanishes on
-   * rollback. The broker never commits, rolls back or retries it.
+   * transaction, or the `Executor` a plugin's `executor.transaction()` gives):
+   * the message becomes visible on commit and vanishes on rollback. The
+   * broker never commits, rolls back or retries it.
    */
   readonly transaction?: unknown
 }
@@ -160,10 +162,11 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
 
 /**
  * @internal The executor for a caller's transaction. Refuses anything that is
- * not a transaction, before any SQL runs.
+ * not a transaction, before any SQL runs. An `Executor` inside a transaction
+ * (a plugin's settle hook) is accepted as it is.
  */
 export function transactionExecutor(transaction: unknown): Executor {
-  if (!isKysely(transaction) && !isPostgresJs(transaction)) {
+  if (!isKysely(transaction) && !isPostgresJs(transaction) && !isExecutor(transaction)) {
     throw new InvalidOptionError(
       'Invalid transaction: expected a Kysely transaction (db.transaction().execute(trx => ...)) or a postgres.js transaction (sql.begin(tx => ...))',
     )

@@ -1,9 +1,11 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
-import type { BrokerEventListener, BrokerEventName } from '../broker/events.js'
-import type { Logger } from '../broker/logger.js'
+import type { Broker } from '../broker/broker.js'
+import type { EnqueueEntry, EnqueueManyOptions } from '../enqueue/enqueue-options.js'
 import type { Message, ResultOptions } from '../message/message.js'
-import type { Middleware } from './middleware.js'
+import type { BrokerEventListener, BrokerEventName } from '../runtime/events.js'
+import type { Logger } from '../runtime/logger.js'
+import type { Middleware } from './middleware-interface.js'
 
 /**
  * Undoes a plugin's setup when the broker closes.
@@ -47,6 +49,8 @@ export type ResultReader = (message: Message, options: ResultOptions) => Promise
  * })
  */
 export interface PluginContext {
+  /** The broker being set up: for plugins that send messages (`broker.enqueue`) or listen to its events. */
+  readonly broker: Broker
   readonly namespace: Namespace
   /** The broker's connection. */
   readonly executor: Executor
@@ -57,6 +61,15 @@ export interface PluginContext {
   readonly listening: boolean
   /** Makes `message.result()` work. */
   provideResults(reader: ResultReader): void
+  /**
+   * The broker's `enqueueMany()`: sends messages (callbacks, follow-ups) on
+   * the plugin's behalf. `transaction` may also be the `executor` of a
+   * settle hook, so the messages commit with the outcomes.
+   */
+  enqueueMany(
+    entries: readonly (Message | EnqueueEntry)[],
+    options?: EnqueueManyOptions,
+  ): Promise<Message[]>
   /**
    * Listens to a broker event, as `broker.on()` does. Returns a function
    * that stops listening.

@@ -4,6 +4,7 @@ import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-dedup
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
+import { rescuerLeadSql } from './rescuer-lead.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
@@ -17,10 +18,10 @@ export interface Statements {
   readonly insertSkippingExisting: InsertStatements
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
+  /** The claim for a worker of one queue, and for several (see `claim.ts`). */
   readonly claimOne: string
   readonly claimMany: string
-  readonly nextEtaOne: string
-  readonly nextEtaMany: string
+  readonly nextEta: string
   readonly ack: string
   readonly settle: string
   readonly dropCancelled: string
@@ -31,6 +32,7 @@ export interface Statements {
   readonly deregisterWorker: string
   readonly recover: string
   readonly recoverOrphans: string
+  readonly rescuerLead: string
   readonly wakeQueues: string
   readonly purgeMessages: string
   readonly purgeDeduplication: string
@@ -62,8 +64,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     readDeduplicationKey: readDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),
     claimMany: claimSql(ns, 2),
-    nextEtaOne: nextEtaSql(ns, 1),
-    nextEtaMany: nextEtaSql(ns, 2),
+    nextEta: nextEtaSql(ns),
     ack: ackSql(ns, deleteOnSuccess),
     settle: settleSql(ns, deleteOnSuccess),
     dropCancelled: dropCancelledSql(ns),
@@ -74,6 +75,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     deregisterWorker: deregisterWorkerSql(ns),
     recover: recoverSql(ns),
     recoverOrphans: recoverOrphansSql(ns),
+    rescuerLead: rescuerLeadSql(ns),
     wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',
     purgeMessages: purgeMessagesSql(ns),
     purgeDeduplication: purgeDeduplicationSql(ns),

@@ -1,0 +1,254 @@
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { compareDeliveries, type Delivery } from './delivery.js'
+import type { Prefetch } from './prefetch.js'
+import type { RunSlots } from './run-slots.js'
+import type { SettleEntry } from './settle-batch.js'
+import type { ResolvedWorkerOptions } from './worker-options.js'
+
+/** A claimed row, and whether the claim left ready rows behind to keep priority order. */
+interface ClaimedRow extends Delivery {
+  readonly more?: boolean
+}
+
+/** Claims a worker may have in flight at once (the held rows below assume at most two). */
+const MAX_CLAIMS_IN_FLIGHT = 2
+const MAX_ERROR_BACKOFF_MS = 2_000
+
+/** @internal What the claim loop asks of the rest of the worker. */
+export interface ClaimLoopHooks {
+  /** False once the worker began stopping: claim nothing more. */
+  isRunning(): boolean
+  /** Starts a buffered message in a free slot (the executor). */
+  start(delivery: Delivery): void
+  /** The claimed rows that may start; the others were released or dropped (control). */
+  screen(rows: Delivery[]): Delivery[]
+  /** Hands rows back to the queue (a claim that returned after the worker began stopping). */
+  release(rows: readonly Delivery[]): void
+  reportError(error: unknown, doing: string): void
+}
+
+/**
+ * @internal The worker's producer: claims messages of its queues in batches
+ * sized to its free slots plus the prefetch target, keeps them in a buffer
+ * ordered by priority then eta, feeds free slots from it, and sleeps when
+ * nothing is ready until a wake-up, the next eta or the poll interval.
+ */
+export class ClaimLoop {
+  /** Claimed messages waiting for a free slot, in the order they should start. */
+  buffer: Delivery[] = []
+  #claimSql = ''
+  #nextEtaSql = ''
+  #queues: readonly string[] = []
+  /** Claims in flight, and the rows they may bring back. */
+  #claims = 0
+  #claimSeq = 0
+  readonly #inFlight = new Set<number>()
+  /**
+   * Rows whose claim answered while another claim was still in flight, and
+   * that claim. Two claims in flight split the best ready rows between them
+   * in whatever order PostgreSQL runs them (the later one can lock the best
+   * rows first), so rows of one may be worse than rows of the other that
+   * have not arrived yet. A held row starts only once the claim it waits for
+   * has answered; a claim sent after its own answered can only bring rows
+   * that were ready later or ranked behind.
+   */
+  readonly #heldBy = new WeakMap<Delivery, number>()
+  #claimedAhead = 0
+  #idle = false
+  #wakeSeq = 0
+  #idleTimer: NodeJS.Timeout | undefined
+  #idleDeadline = Number.POSITIVE_INFINITY
+  #errorTimer: NodeJS.Timeout | undefined
+  #errorBackoffMs = 0
+
+  constructor(
+    private readonly core: BrokerContext,
+    private readonly workerId: string,
+    private readonly options: ResolvedWorkerOptions,
+    private readonly slots: RunSlots,
+    private readonly prefetch: Prefetch,
+    private readonly hooks: ClaimLoopHooks,
+  ) {}
+
+  /** Claims in flight now: a cancellation may concern a row one of them brings back. */
+  get claimsInFlight(): number {
+    return this.#claims
+  }
+
+  /** Chooses the statements for the queues the worker consumes. */
+  configure(queues: readonly string[]): void {
+    this.#claimSql =
+      queues.length === 1 ? this.core.statements.claimOne : this.core.statements.claimMany
+    this.#nextEtaSql = this.core.statements.nextEta
+    this.#queues = queues
+  }
+
+  /** Starts buffered messages in free slots, then claims more if slots would go unused. */
+  pump(): void {
+    const concurrency = this.options.concurrency
+    // Strictly in buffer order: when the best claimed row must wait for the
+    // other claim in flight, nothing behind it starts either.
+    while (
+      this.slots.size < concurrency &&
+      this.buffer.length > 0 &&
+      this.hooks.isRunning() &&
+      this.#startable(this.buffer[0]!)
+    ) {
+      this.hooks.start(this.buffer.shift()!)
+    }
+    if (
+      !this.hooks.isRunning() ||
+      this.#claims >= MAX_CLAIMS_IN_FLIGHT ||
+      this.#idle ||
+      this.#errorTimer
+    )
+      return
+    const target = this.prefetch.target()
+    const ahead = this.buffer.length + this.#claimedAhead
+    const free = concurrency + target - this.slots.size - ahead
+    if (free <= 0) return
+    // Claim when slots would otherwise go unused, or when what is buffered
+    // and on its way has drained to half the target; not for every freed
+    // slot under load. A second claim may start while one is in flight, so
+    // that handlers run while PostgreSQL prepares the next batch.
+    const starving = ahead === 0 && this.slots.size < concurrency
+    if (!starving && ahead > target / 2) return
+    void this.#claim(free)
+  }
+
+  /** Ends any sleep and claims at once (a notification, a resume, a reconnect). */
+  wake(): void {
+    this.#wakeSeq++
+    this.#idle = false
+    clearTimeout(this.#idleTimer)
+    this.#idleTimer = undefined
+    this.#idleDeadline = Number.POSITIVE_INFINITY
+    this.pump()
+  }
+
+  /** After outcomes are written: a retry this worker scheduled wakes it if nothing else would. */
+  afterSettle(entries: readonly SettleEntry[]): void {
+    let soonest = Number.POSITIVE_INFINITY
+    for (const entry of entries) {
+      if (entry.outcome.kind === 'failure' && entry.outcome.retryDelayMs !== undefined) {
+        soonest = Math.min(soonest, entry.outcome.retryDelayMs)
+      }
+    }
+    if (soonest < Number.POSITIVE_INFINITY && this.#idle)
+      this.#armIdleTimer(Math.max(soonest, 1), this.#wakeSeq)
+  }
+
+  /** Removes and returns the buffered messages `which` selects. */
+  take(which: (delivery: Delivery) => boolean): Delivery[] {
+    const kept: Delivery[] = []
+    const taken: Delivery[] = []
+    for (const delivery of this.buffer) (which(delivery) ? taken : kept).push(delivery)
+    this.buffer = kept
+    return taken
+  }
+
+  /** Stops the timers; what is buffered is the caller's to release. */
+  stop(): void {
+    clearTimeout(this.#idleTimer)
+    clearTimeout(this.#errorTimer)
+    this.#errorTimer = undefined
+  }
+
+  /** A buffered row may start: it waits for no claim still in flight. */
+  #startable(delivery: Delivery): boolean {
+    const other = this.#heldBy.get(delivery)
+    if (other === undefined) return true
+    if (this.#inFlight.has(other)) return false
+    this.#heldBy.delete(delivery)
+    return true
+  }
+
+  async #claim(limit: number): Promise<void> {
+    const id = ++this.#claimSeq
+    this.#claims++
+    this.#inFlight.add(id)
+    this.#claimedAhead += limit
+    const seq = this.#wakeSeq
+    const claimStarted = performance.now()
+    let rows: ClaimedRow[]
+    try {
+      rows = await this.core.executor.query<ClaimedRow>(this.#claimSql, [
+        this.#queues,
+        limit,
+        this.workerId,
+      ])
+    } catch (error) {
+      this.#answered(id, limit)
+      this.#retryAfterError(error, 'claim messages')
+      this.pump() // rows held for this claim may start now
+      return
+    }
+    this.#answered(id, limit)
+    this.#errorBackoffMs = 0
+    if (this.core.events.has('worker:claimed')) {
+      this.core.events.emit('worker:claimed', {
+        workerId: this.workerId,
+        count: rows.length,
+        limit,
+        durationMs: performance.now() - claimStarted,
+      })
+    }
+    if (!this.hooks.isRunning()) {
+      if (rows.length > 0) this.hooks.release(rows)
+      return
+    }
+    // Fewer than asked and nothing left behind for priority order: nothing
+    // more is ready. Sleep, unless a wake-up came while the claim was in flight.
+    const more = rows[0]?.more === true
+    if (rows.length > 0) {
+      const runnable = this.hooks.screen(rows)
+      for (const other of this.#inFlight) for (const row of runnable) this.#heldBy.set(row, other)
+      this.buffer.push(...runnable)
+      this.buffer.sort(compareDeliveries)
+    }
+    if (rows.length < limit && !more && seq === this.#wakeSeq) this.#goIdle()
+    this.pump()
+  }
+
+  #answered(id: number, limit: number): void {
+    this.#claims--
+    this.#inFlight.delete(id)
+    this.#claimedAhead -= limit
+  }
+
+  #goIdle(): void {
+    this.#idle = true
+    const seq = this.#wakeSeq
+    const poll = this.options.pollIntervalMs
+    this.core.executor.query<{ wait_ms: number | null }>(this.#nextEtaSql, [this.#queues]).then(
+      ([row]) => {
+        const wait = row?.wait_ms
+        // A ready message we did not get is locked by a concurrent claim: look again shortly.
+        this.#armIdleTimer(
+          wait === null || wait === undefined ? poll : Math.min(poll, Math.max(wait, 10)),
+          seq,
+        )
+      },
+      () => this.#armIdleTimer(poll, seq),
+    )
+  }
+
+  #armIdleTimer(ms: number, seq: number): void {
+    if (!this.#idle || seq !== this.#wakeSeq || !this.hooks.isRunning()) return
+    const deadline = performance.now() + ms
+    if (this.#idleTimer && deadline >= this.#idleDeadline) return
+    clearTimeout(this.#idleTimer)
+    this.#idleDeadline = deadline
+    this.#idleTimer = setTimeout(() => this.wake(), ms)
+  }
+
+  #retryAfterError(error: unknown, doing: string): void {
+    this.hooks.reportError(error, doing)
+    if (!this.hooks.isRunning()) return
+    this.#errorBackoffMs = Math.min(MAX_ERROR_BACKOFF_MS, Math.max(100, this.#errorBackoffMs * 2))
+    this.#errorTimer = setTimeout(() => {
+      this.#errorTimer = undefined
+      this.pump()
+    }, this.#errorBackoffMs)
+  }
+}

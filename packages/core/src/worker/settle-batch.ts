@@ -1,0 +1,123 @@
+import type { FailureRecord, MessageState } from '@iddqueue/schema'
+import { writeMessages } from '../enqueue/enqueue.js'
+import type { PreparedEntry } from '../enqueue/prepared-entry.js'
+import type { Message } from '../message/message.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { failureRecord } from './failure-record.js'
+
+/** @internal One outcome waiting to be written. */
+export interface SettleEntry {
+  readonly message: Message
+  readonly outcome: Outcome
+  readonly attempt: number
+  /** Messages to send in the settle transaction, checked and encoded when they were asked for. */
+  readonly followUps: readonly PreparedEntry[]
+}
+
+interface Row {
+  readonly state: MessageState
+  readonly delayMs: number | null
+  readonly retried: number
+  readonly failure: FailureRecord | undefined
+}
+
+function row(entry: SettleEntry): Row {
+  const outcome = entry.outcome
+  switch (outcome.kind) {
+    case 'success':
+      return { state: 'done', delayMs: null, retried: 0, failure: undefined }
+    case 'requeue':
+      return { state: 'queued', delayMs: outcome.delayMs ?? null, retried: 0, failure: undefined }
+    case 'cancelled':
+      return { state: 'cancelled', delayMs: null, retried: 0, failure: undefined }
+    case 'failure': {
+      const failure = failureRecord(outcome.error, entry.attempt)
+      return outcome.retryDelayMs === undefined
+        ? { state: 'rejected', delayMs: null, retried: 0, failure }
+        : { state: 'queued', delayMs: outcome.retryDelayMs, retried: 1, failure }
+    }
+  }
+}
+
+/**
+ * Whether a settle hook runs for this batch: always, unless the middleware
+ * says with `forActor` that it leaves alone the actors of a batch made only
+ * of successes. So a plugin that concerns a few actors (results) does not
+ * turn every other batch into a transaction.
+ */
+function concerns(core: BrokerContext, middleware: Middleware, entries: readonly SettleEntry[]) {
+  if (middleware.settleFor) return entries.some((e) => middleware.settleFor!(e.message))
+  if (!middleware.forActor) return true
+  return entries.some((e) => {
+    if (e.outcome.kind !== 'success') return true
+    const actor = core.actors.get(e.message.actor)
+    return actor === undefined || middleware.forActor!(actor)
+  })
+}
+
+/**
+ * @internal Writes a batch of outcomes for worker `workerId`. All successes
+ * with nothing else to do: one `ack` statement. Otherwise one `settle`
+ * statement; and when there are follow-up messages or plugin settle hooks,
+ * a transaction that also inserts the follow-ups and runs the hooks for the
+ * messages this worker still held (a message recovered by another worker is
+ * left alone, so its follow-ups are not sent twice).
+ */
+export async function settleBatch(
+  core: BrokerContext,
+  entries: readonly SettleEntry[],
+  workerId: string,
+): Promise<void> {
+  const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
+  const needsTransaction = hooks.length > 0 || entries.some((e) => e.followUps.length > 0)
+  const allAcks = entries.every((e) => e.outcome.kind === 'success')
+  const requeued = [
+    ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
+  ]
+  if (allAcks && !needsTransaction) {
+    await core.executor.query(core.statements.ack, [entries.map((e) => e.message.id), workerId])
+    return
+  }
+  const rows = entries.map(row)
+  const params = [
+    entries.map((e) => e.message.id),
+    rows.map((r) => r.state),
+    rows.map((r) => r.delayMs),
+    rows.map((r) => r.retried),
+    rows.map((r) => (r.failure ? JSON.stringify(r.failure) : null)),
+    workerId,
+  ]
+  if (!needsTransaction) {
+    await core.executor.query(core.statements.settle, params)
+    // Messages handed back (pause, graceful stop) are for other workers: wake them.
+    if (requeued.length > 0)
+      await core.executor.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
+    return
+  }
+  await core.executor.transaction(async (tx) => {
+    const written = await tx.query<{ id: string; state: MessageState }>(
+      core.statements.settle,
+      params,
+    )
+    const states = new Map(written.map((w) => [w.id, w.state]))
+    const settled: SettledMessage[] = []
+    const followUps: PreparedEntry[] = []
+    entries.forEach((entry, index) => {
+      const state = states.get(entry.message.id)
+      if (state === undefined) return
+      settled.push({
+        message: entry.message,
+        outcome: entry.outcome,
+        state,
+        attempt: entry.attempt,
+        failure: rows[index]!.failure,
+      })
+      followUps.push(...entry.followUps)
+    })
+    if (followUps.length > 0) await writeMessages(core, followUps, tx, true)
+    for (const hook of hooks) await hook.settle!({ settled, executor: tx })
+    if (requeued.length > 0)
+      await tx.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
+  })
+}

@@ -1,0 +1,145 @@
+// The core and results features that matter in production, run through a
+// real PgBouncer in transaction mode, as the production guide configures it:
+// the broker's pool through the pooler with `prepare: false`, and `listenUrl`
+// direct to PostgreSQL for the one LISTEN connection.
+import { randomUUID } from 'node:crypto'
+import { type ActorContext, type Broker, createBroker } from '@iddqueue/core'
+import { findPgBouncer, type PgBouncer, startPgBouncer } from '@iddqueue/testing'
+import { useTestDatabase } from '@iddqueue/testing/vitest'
+import postgres from 'postgres'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { results } from '../src/index.js'
+
+const db = useTestDatabase()
+const binary = findPgBouncer()
+let bouncer: PgBouncer
+let pooled: postgres.Sql
+let direct: postgres.Sql
+const brokers: Broker[] = []
+
+beforeAll(async () => {
+  if (binary === undefined) return
+  bouncer = await startPgBouncer({ serverUrl: db.url, defaultPoolSize: 5 })
+  pooled = postgres(pooledUrl(), { prepare: false, max: 4, onnotice: () => {} })
+  direct = postgres(db.url, { max: 2, onnotice: () => {} })
+})
+afterEach(async () => {
+  for (const broker of brokers.splice(0)) await broker.close()
+})
+afterAll(async () => {
+  await pooled?.end()
+  await direct?.end()
+  await bouncer?.stop()
+})
+
+function pooledUrl(): string {
+  return bouncer.url(new URL(db.url).pathname.slice(1))
+}
+
+/** A broker as the production guide configures it behind PgBouncer. */
+function pooledBroker(): Broker {
+  const broker = createBroker({
+    url: pooledUrl(),
+    prepare: false,
+    listenUrl: db.url,
+    plugins: [results()],
+  })
+  brokers.push(broker)
+  return broker
+}
+
+const queue = () => `pgb_${randomUUID().slice(0, 8)}`
+
+async function states(q: string): Promise<Record<string, number>> {
+  const rows =
+    await direct`select state, count(*)::int as n from iddqueue.messages where queue = ${q} group by state`
+  return Object.fromEntries(rows.map((row) => [row.state, row.n]))
+}
+
+describe.skipIf(binary === undefined)('through PgBouncer in transaction mode', () => {
+  it('sends, batches, deduplicates and enqueues in a transaction; a worker runs them and results are waited for', async () => {
+    const broker = pooledBroker()
+    const q = queue()
+    const add = broker.actor('pgb_add', (a: number, b: number) => a + b, {
+      queue: q,
+      storeResults: true,
+    })
+
+    const single = await add.send(1, 2)
+    const batch = await broker.enqueueMany(Array.from({ length: 50 }, (_, i) => add.message(i, i)))
+    const first = await add.sendWithOptions({ args: [5, 5], dedupKey: 'once', dedupTtlMs: 60_000 })
+    const again = await add.sendWithOptions({ args: [6, 6], dedupKey: 'once', dedupTtlMs: 60_000 })
+    expect(again.id).toBe(first.id)
+    // The caller's transaction runs through the pooler too.
+    const committed = await pooled.begin(async (tx) =>
+      add.sendWithOptions({ args: [7, 7], transaction: tx }),
+    )
+    await expect(
+      pooled.begin(async (tx) => {
+        await add.sendWithOptions({ args: [8, 8], transaction: tx })
+        throw new Error('rolled back')
+      }),
+    ).rejects.toThrow('rolled back')
+
+    const worker = broker.worker({ queues: [q], concurrency: 8 })
+    await worker.start()
+    expect(await single.result({ timeoutMs: 20_000 })).toBe(3)
+    expect(await committed.result({ timeoutMs: 20_000 })).toBe(14)
+    await broker.join({ queues: [q], timeoutMs: 20_000 })
+    expect(await states(q)).toEqual({ done: 1 + 50 + 1 + 1 })
+    expect(await batch[49]?.result({ block: false })).toBe(98)
+  })
+
+  it('pauses and resumes a queue, and cancels queued and running messages', async () => {
+    const broker = pooledBroker()
+    const q = queue()
+    let started!: () => void
+    const running = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    const slow = broker.actor(
+      'pgb_slow',
+      async (ctx: ActorContext) => {
+        started()
+        await new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+        )
+      },
+      { queue: q, maxRetries: 0 },
+    )
+    const quick = broker.actor('pgb_quick', () => 'ok', { queue: q, storeResults: true })
+
+    await broker.pause(q)
+    expect(await broker.isPaused(q)).toBe(true)
+    const worker = broker.worker({ queues: [q] })
+    await worker.start()
+    const held = await quick.send()
+    const delayed = await quick.sendWithOptions({ args: [], delayMs: 3_600_000 })
+    expect((await broker.cancel(delayed.id)).status).toBe('cancelled')
+    expect(await states(q)).toEqual({ queued: 1, cancelled: 1 })
+
+    await broker.resume(q)
+    expect(await held.result({ timeoutMs: 20_000 })).toBe('ok')
+
+    const job = await slow.send()
+    await running
+    expect((await broker.cancel(job.id, { timeoutMs: 10_000 })).status).toBe('requested')
+    await broker.join({ queues: [q], timeoutMs: 20_000 })
+    expect(await states(q)).toEqual({ done: 1, cancelled: 2 })
+  })
+
+  it('recovers the messages of a worker that is gone', async () => {
+    const broker = pooledBroker()
+    const q = queue()
+    const echo = broker.actor('pgb_echo', (n: number) => n, { queue: q })
+    await broker.enqueueMany([echo.message(1), echo.message(2), echo.message(3)])
+    // A worker that claimed them and died without deregistering.
+    await direct`update iddqueue.messages set state = 'consumed', worker_id = ${randomUUID()}, attempts = 1
+                  where queue = ${q}`
+    expect(await broker.recover()).toBe(3)
+    expect(await states(q)).toEqual({ queued: 3 })
+    const [row] =
+      await direct`select max(retries)::int as retries from iddqueue.messages where queue = ${q}`
+    expect(row?.retries).toBe(0) // the retry budget is intact
+  })
+})

@@ -1,0 +1,362 @@
+import {
+  type ActorContext,
+  IddqueueError,
+  InvalidOptionError,
+  PayloadTooLargeError,
+} from '@iddqueue/core'
+import { beforeEach, describe, expect, it } from 'vitest'
+import {
+  createScheduler,
+  DEDUP_PREFIX,
+  ScheduleExistsError,
+  ScheduleNotFoundError,
+  scheduledOccurrence,
+} from '../src/index.js'
+import {
+  rejection,
+  rewind,
+  scheduledMessages,
+  setupDatabase,
+  uniqueQueue,
+  until,
+} from './helpers.js'
+
+const db = setupDatabase()
+// Ticks take every due schedule of the database: each test starts with none.
+beforeEach(async () => {
+  await db.sql`delete from iddqueue.schedules`
+})
+const unique = (label: string) => `${label}-${crypto.randomUUID().slice(0, 8)}`
+
+async function scheduleCount() {
+  const [row] = await db.sql`select count(*)::int as n from iddqueue.schedules`
+  return row!.n as number
+}
+
+describe('create, list, update, enable, disable, delete', () => {
+  it('creates a schedule that is due at once, publishes one message per occurrence with its intended time', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const name = unique('reports')
+    const queue = uniqueQueue('reports')
+    const info = await schedules.create({
+      name,
+      actor: 'generate_report',
+      queue,
+      everyMs: 60_000,
+      args: [{ account: 42 }],
+    })
+    expect(info).toMatchObject({
+      name,
+      queue,
+      everyMs: 60_000,
+      enabled: true,
+      source: 'api',
+      catchUp: 'latest',
+    })
+    const tick = await schedules.tick()
+    expect(tick.published).toHaveLength(1)
+    const [occurrence] = tick.published
+    expect(occurrence!.intendedAt.getTime()).toBe(info.nextRunAt!.getTime())
+    expect(await schedules.tick()).toMatchObject({ schedules: 0, published: [] })
+
+    const messages = await scheduledMessages(db.sql, name)
+    expect(messages).toEqual([
+      {
+        id: occurrence!.messageId,
+        queue,
+        actor: 'generate_report',
+        args: [{ account: 42 }],
+        state: 'queued',
+        intendedAt: occurrence!.intendedAt.toISOString(),
+      },
+    ])
+    const [key] =
+      await db.sql`select key from iddqueue.deduplication where message_id = ${occurrence!.messageId}::uuid`
+    expect(key?.key).toBe(`${DEDUP_PREFIX}${name}:${occurrence!.intendedAt.toISOString()}`)
+    const after = await schedules.get(name)
+    expect(after!.nextRunAt!.getTime()).toBe(info.nextRunAt!.getTime() + 60_000)
+    expect(after!.lastMessageId).toBe(occurrence!.messageId)
+  })
+
+  it('exposes the intended time to the handler through ctx.message, and a paused queue still receives occurrences', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const queue = uniqueQueue('paused')
+    const seen: (Date | undefined)[] = []
+    broker.actor(
+      'report',
+      (_: number, ctx: ActorContext) => {
+        seen.push(scheduledOccurrence(ctx.message)?.intendedAt)
+      },
+      { queue },
+    )
+    await broker.pause(queue)
+    const name = unique('paused')
+    await schedules.create({ name, actor: 'report', everyMs: 3_600_000, args: [1] })
+    const { published } = await schedules.tick()
+    expect(published).toHaveLength(1)
+    expect((await scheduledMessages(db.sql, name))[0]).toMatchObject({ queue, state: 'queued' })
+    await broker.resume(queue)
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
+    await worker.start()
+    await broker.join({ queues: [queue], timeoutMs: 20_000 })
+    await worker.stop()
+    expect(seen).toEqual([published[0]!.intendedAt])
+  })
+
+  it('refuses a duplicate name on create and changes nothing', async () => {
+    const schedules = createScheduler(db.broker())
+    const name = unique('dup')
+    await schedules.create({ name, actor: 'a', everyMs: 1_000 })
+    const before = await schedules.get(name)
+    const error = await rejection(schedules.create({ name, actor: 'b', everyMs: 5_000 }))
+    expect(ScheduleExistsError.isInstance(error)).toBe(true)
+    expect((error as Error).message).toContain(name)
+    expect(await schedules.get(name)).toEqual(before)
+  })
+
+  it('refuses bad input with typed errors naming the value, storing nothing', async () => {
+    const schedules = createScheduler(db.broker())
+    const before = await scheduleCount()
+    const cases: [Record<string, unknown>, string][] = [
+      [{ cron: 'every tuesday' }, 'every tuesday'],
+      [{ cron: '0 3 * * *', timezone: 'Europe/Atlantis' }, 'Europe/Atlantis'],
+      [{ everyMs: 0 }, 'everyMs 0'],
+      [{ everyMs: -1 }, 'everyMs -1'],
+      [{ everyMs: Number.NaN }, 'everyMs NaN'],
+      [{ everyMs: 1_000, startAt: '2026-06-01T00:00:00Z', endAt: '2026-05-01T00:00:00Z' }, 'endAt'],
+      [{ everyMs: 1_000, queue: 'no spaces allowed' }, 'no spaces allowed'],
+      [{ everyMs: 1_000, args: ['x'.repeat(2 * 1024 * 1024)] }, 'bytes'],
+    ]
+    for (const [fields, named] of cases) {
+      const error = await rejection(
+        schedules.create({ name: unique('bad'), actor: 'a', ...fields } as never),
+      )
+      expect(IddqueueError.isInstance(error), named).toBe(true)
+      expect((error as Error).message).toContain(named)
+    }
+    expect(
+      PayloadTooLargeError.isInstance(
+        await rejection(
+          schedules.create({
+            name: unique('big'),
+            actor: 'a',
+            everyMs: 1,
+            args: ['x'.repeat(2 * 1024 * 1024)],
+          }),
+        ),
+      ),
+    ).toBe(true)
+    const bad = await rejection(
+      schedules.define([
+        { name: unique('ok'), actor: 'a', everyMs: 1_000 },
+        { name: unique('bad'), actor: 'a', everyMs: -1 },
+      ]),
+    )
+    expect(InvalidOptionError.isInstance(bad)).toBe(true)
+    expect(await scheduleCount()).toBe(before)
+  })
+
+  it('updates, disables, enables and deletes; nextRuns follows the stored timing', async () => {
+    const schedules = createScheduler(db.broker())
+    const name = unique('cron')
+    await schedules.create({ name, actor: 'a', cron: '0 3 * * *', timezone: 'Europe/Paris' })
+    const daily = await schedules.nextRuns(name, 3)
+    expect(daily).toHaveLength(3)
+    expect(daily[1]!.getTime() - daily[0]!.getTime()).toBeGreaterThanOrEqual(23 * 3_600_000)
+    // Update of a cron takes effect at the new expression's next occurrence.
+    const updated = await schedules.update(name, { cron: '*/5 * * * *', timezone: 'UTC' })
+    expect(updated.cron).toBe('*/5 * * * *')
+    expect(updated.nextRunAt!.getTime() % 300_000).toBe(0)
+    expect(updated.nextRunAt!.getTime() - Date.now()).toBeLessThanOrEqual(300_000 + 60_000)
+    const runs = await schedules.nextRuns(name, 2)
+    expect(runs[1]!.getTime() - runs[0]!.getTime()).toBe(300_000)
+
+    await schedules.disable(name)
+    expect((await schedules.get(name))!.enabled).toBe(false)
+    await rewind(db.sql, name, 3_600_000)
+    expect((await schedules.tick()).published.filter((o) => o.schedule === name)).toEqual([])
+    await schedules.enable(name)
+    const enabled = await schedules.get(name)
+    expect(enabled!.enabled).toBe(true)
+    expect(enabled!.nextRunAt!.getTime()).toBeGreaterThan(Date.now() - 60_000) // the off time is not caught up
+
+    expect(await schedules.delete(name)).toBe(true)
+    expect(await schedules.delete(name)).toBe(false)
+    expect(ScheduleNotFoundError.isInstance(await rejection(schedules.enable(name)))).toBe(true)
+    expect(
+      ScheduleNotFoundError.isInstance(await rejection(schedules.update(name, { everyMs: 5 }))),
+    ).toBe(true)
+  })
+})
+
+describe('define', () => {
+  it('is idempotent, applies changes, and prunes only what define wrote', async () => {
+    const schedules = createScheduler(db.broker())
+    const a = unique('a')
+    const b = unique('b')
+    const manual = unique('manual')
+    await schedules.create({ name: manual, actor: 'm', everyMs: 1_000 })
+    const first = await schedules.define([
+      { name: a, actor: 'x', everyMs: 60_000 },
+      { name: b, actor: 'y', cron: '0 * * * *' },
+    ])
+    expect([...first.created].sort()).toEqual([a, b].sort())
+    const rowA = await schedules.get(a)
+    const again = await schedules.define([
+      { name: a, actor: 'x', everyMs: 60_000 },
+      { name: b, actor: 'y', cron: '0 * * * *' },
+    ])
+    expect(again).toMatchObject({ created: [], updated: [] })
+    expect(await schedules.get(a)).toEqual(rowA)
+
+    const changed = await schedules.define([{ name: a, actor: 'x', everyMs: 60_000, args: [2] }], {
+      prune: true,
+    })
+    expect(changed).toMatchObject({ created: [], updated: [a], pruned: [b] })
+    const newA = await schedules.get(a)
+    expect(newA!.args).toEqual([2])
+    expect(newA!.nextRunAt).toEqual(rowA!.nextRunAt) // a new template keeps the timing
+    expect(await schedules.get(b)).toBeUndefined()
+    expect(await schedules.get(manual)).toBeDefined()
+  })
+})
+
+describe('catch-up and overlap', () => {
+  // An outage without waiting for one: the schedule's grid starts a minute
+  // ago and no scheduler has ticked since, as after a one-minute outage.
+  it('coalesces a one-minute outage into one message, for the latest missed occurrence', async () => {
+    const schedules = createScheduler(db.broker())
+    const name = unique('coalesce')
+    const startAt = Date.now() - 60_500
+    await schedules.create({ name, actor: 'a', everyMs: 1_000, startAt })
+    const { published } = await schedules.tick()
+    expect(published).toHaveLength(1)
+    const info = await schedules.get(name)
+    const intended = published[0]!.intendedAt.getTime()
+    expect((intended - startAt) % 1_000).toBe(0)
+    expect(intended).toBeGreaterThanOrEqual(startAt + 60_000)
+    expect(info!.nextRunAt!.getTime()).toBe(intended + 1_000)
+    expect(await scheduledMessages(db.sql, name)).toHaveLength(1)
+  })
+
+  it('backfills with { max: 5 }: five messages, in order, each with its intended time', async () => {
+    const schedules = createScheduler(db.broker())
+    const name = unique('backfill')
+    const startAt = Date.now() - 60_500
+    await schedules.create({ name, actor: 'a', everyMs: 1_000, startAt, catchUp: { max: 5 } })
+    const { published } = await schedules.tick()
+    expect(published).toHaveLength(5)
+    const times = published.map((o) => o.intendedAt.getTime())
+    expect(times.slice(1).map((t, i) => t - times[i]!)).toEqual([1_000, 1_000, 1_000, 1_000])
+    expect((await schedules.get(name))!.nextRunAt!.getTime()).toBe(times[4]! + 1_000)
+    const messages = await scheduledMessages(db.sql, name)
+    expect(messages.map((m) => m.intendedAt)).toEqual(
+      published.map((o) => o.intendedAt.toISOString()),
+    )
+    expect(new Set(messages.map((m) => m.id)).size).toBe(5)
+  })
+
+  it("overlap: 'skip' publishes nothing while the previous occurrence's message runs", async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const queue = uniqueQueue('overlap')
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let started = 0
+    broker.actor(
+      'slow',
+      async () => {
+        started += 1
+        await gate
+      },
+      { queue },
+    )
+    const name = unique('overlap')
+    await schedules.create({ name, actor: 'slow', queue, everyMs: 500, overlap: 'skip' })
+    expect((await schedules.tick()).published).toHaveLength(1)
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
+    await worker.start()
+    await until(() => started === 1, 20_000, 'the slow handler to start')
+    // The next occurrences come due while the handler runs: each is skipped.
+    let skipped = 0
+    await until(
+      async () => {
+        const tick = await schedules.tick()
+        expect(tick.published).toHaveLength(0)
+        skipped += tick.skipped.length
+        return skipped >= 1
+      },
+      20_000,
+      'an occurrence to come due while the handler runs',
+    )
+    release()
+    await broker.join({ queues: [queue], timeoutMs: 20_000 })
+    await until(
+      async () => (await schedules.tick()).published.length > 0,
+      20_000,
+      'the next occurrence after the handler finished',
+    )
+    await worker.stop()
+    expect(await scheduledMessages(db.sql, name)).toHaveLength(2)
+  })
+})
+
+describe('disable during a tick', () => {
+  it('waits for the in-flight tick, then stops future runs; queued messages stay', async () => {
+    let entered!: () => void
+    const inTick = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let hold = true
+    const broker = db.broker({
+      middleware: [
+        {
+          async enqueue(_event, next) {
+            await next()
+            if (hold) {
+              entered()
+              await gate
+            }
+          },
+        },
+      ],
+    })
+    const schedules = createScheduler(broker)
+    const name = unique('disable')
+    await schedules.create({ name, actor: 'a', everyMs: 1_000 })
+    const ticking = schedules.tick()
+    await inTick
+    let disabled = false
+    const disabling = schedules.disable(name).then(() => {
+      disabled = true
+    })
+    // The disable is blocked on the row lock the tick holds.
+    await until(
+      async () => {
+        const rows = await db.sql`select 1 from pg_stat_activity where datname = current_database()
+        and wait_event_type = 'Lock' and query like '%for update%'`
+        return rows.length > 0
+      },
+      20_000,
+      'disable() to wait for the tick',
+    )
+    expect(disabled).toBe(false)
+    release()
+    hold = false
+    expect((await ticking).published).toHaveLength(1)
+    await disabling
+    await rewind(db.sql, name, 10_000)
+    expect((await schedules.tick()).published).toHaveLength(0)
+    const messages = await scheduledMessages(db.sql, name)
+    expect(messages).toHaveLength(1)
+    expect(messages[0]!.state).toBe('queued')
+  })
+})

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// Release check: what a user gets from npm, tried before a release.
+//
+// 1. Packs every published package (`pnpm pack`, so `workspace:` ranges become
+//    versions) and runs @arethetypeswrong/cli (esm-only profile) on each tarball.
+// 2. Installs all the tarballs together with npm into a scratch app outside the
+//    workspace (no workspace links), type-checks that app under `strict` and
+//    `exactOptionalPropertyTypes`, and runs it against PostgreSQL (DATABASE_URL,
+//    or the embedded server @iddqueue/testing starts).
+// 3. Runs `changeset version` and `pnpm publish --recursive --dry-run` in a
+//    throwaway worktree, so a release cannot break on the changeset config, a
+//    private dependency or a wrong `files` list.
+//
+// Run after `pnpm build`: `node scripts/release-check.mjs` (pnpm release:check).
+import { execFileSync } from 'node:child_process'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const scratch = mkdtempSync(join(tmpdir(), 'iddqueue-release-'))
+const started = Date.now()
+const log = (line) =>
+  console.log(`[release-check ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`)
+
+function run(command, args, options = {}) {
+  return execFileSync(command, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    ...options,
+  })
+}
+
+const published = readdirSync(join(root, 'packages'))
+  .map((name) => join(root, 'packages', name))
+  .filter((dir) => existsSync(join(dir, 'package.json')))
+  .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
+  .filter(({ manifest }) => manifest.private !== true)
+
+try {
+  // 1. Pack and check each tarball's types as a consumer's resolver sees them.
+  const tarballs = join(scratch, 'tarballs')
+  mkdirSync(tarballs)
+  for (const { dir, manifest } of published) {
+    if (!existsSync(join(dir, 'dist')))
+      throw new Error(`${manifest.name} has no dist/: run pnpm build first`)
+    const out = run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir })
+      .trim()
+      .split('\n')
+      .pop()
+    const tarball = resolve(dir, out)
+    log(`packed ${manifest.name} -> ${relative(scratch, tarball)}`)
+    run(
+      join(root, 'node_modules/.bin/attw'),
+      [tarball, '--profile', 'esm-only', '--format', 'table-flipped'],
+      {
+        stdio: 'inherit',
+      },
+    )
+  }
+
+  // 2. A scratch app outside the workspace, installed from the tarballs with npm.
+  const app = join(scratch, 'app')
+  mkdirSync(app)
+  cpSync(join(root, 'scripts/release-check-app'), app, { recursive: true })
+  const files = readdirSync(tarballs).map((file) => join(tarballs, file))
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'release-check-app', private: true, type: 'module' }, null, 2),
+  )
+  const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  const typescript = `typescript@${rootManifest.devDependencies.typescript}`
+  const typesNode = `@types/node@${rootManifest.devDependencies['@types/node']}`
+  log(`npm install ${files.length} tarballs + kysely, postgres, ${typescript} into a scratch app`)
+  run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...files,
+      'kysely@^0.28',
+      'postgres@^3.4',
+      typescript,
+      typesNode,
+    ],
+    {
+      cwd: app,
+      stdio: 'inherit',
+    },
+  )
+  log('tsc (strict, exactOptionalPropertyTypes) on the scratch app')
+  run(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: app, stdio: 'inherit' })
+  log('running the scratch app')
+  run(process.execPath, ['dist/app.js'], { cwd: app, stdio: 'inherit' })
+
+  // 3. Version and publish, dry: in a detached worktree of HEAD, with the built dist/ copied in.
+  const tree = join(scratch, 'tree')
+  run('git', ['worktree', 'add', '--detach', '--quiet', tree, 'HEAD'], { cwd: root })
+  try {
+    for (const { dir } of published)
+      cpSync(join(dir, 'dist'), join(tree, relative(root, dir), 'dist'), { recursive: true })
+    run('pnpm', ['install', '--frozen-lockfile', '--offline', '--ignore-scripts', '--silent'], {
+      cwd: tree,
+      stdio: 'inherit',
+    })
+    log('changeset version (throwaway worktree)')
+    run(join(root, 'node_modules/.bin/changeset'), ['version'], { cwd: tree, stdio: 'inherit' })
+    // Pre-1.0, a minor bump of core must not turn its plugins into 1.0.0 (changesets
+    // bumps peer dependents a major when the peer range no longer matches).
+    const planned = published.map(({ dir, manifest }) => {
+      const next = JSON.parse(readFileSync(join(tree, relative(root, dir), 'package.json'), 'utf8'))
+      return `${manifest.name} ${manifest.version} -> ${next.version}`
+    })
+    log(`planned versions: ${planned.join(', ')}`)
+    const major = planned.filter((line) => !/ -> 0\./.test(line))
+    if (major.length > 0) throw new Error(`a release would reach 1.0.0: ${major.join(', ')}`)
+    log('pnpm publish --recursive --dry-run')
+    run('pnpm', ['publish', '--recursive', '--dry-run', '--no-git-checks', '--access', 'public'], {
+      cwd: tree,
+      stdio: 'inherit',
+    })
+  } finally {
+    run('git', ['worktree', 'remove', '--force', tree], { cwd: root })
+  }
+  log(`ok: ${published.length} packages`)
+} finally {
+  rmSync(scratch, { recursive: true, force: true })
+}

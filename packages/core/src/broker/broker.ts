@@ -157,6 +157,7 @@ export class Broker {
       plugins,
       middleware,
       enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
+      inheritedOptions: [...new Set(plugins.flatMap((plugin) => plugin.inheritedOptions ?? []))],
       maxPayloadBytes,
       deleteOnSuccess,
       queries: () => {
@@ -763,6 +764,7 @@ export class Broker {
             this.#resultReader = reader
           },
           enqueueMany: (entries, options) => this.enqueueMany(entries, options),
+          on: (event, listener) => this.#core.events.on(event, listener),
         })
         if (teardown) this.#teardowns.push(teardown)
       }

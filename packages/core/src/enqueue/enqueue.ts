@@ -1,5 +1,6 @@
 import type { Executor } from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
+import { encodeOptions } from '../message/message-codec.js'
 import type { EnqueueEvent } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { isConnectionError, wrapError } from '../runtime/wrap-error.js'
@@ -112,19 +113,36 @@ export async function writeMessages(
   skipExisting = transactional,
 ): Promise<number> {
   let inserted = 0
-  const insert = async () => {
-    inserted = await insertMessages(core, entries, executor, skipExisting, transactional)
-  }
   const hooks = core.enqueueHooks
-  if (hooks.length === 0) {
-    await insert()
-    return inserted
+  if (hooks.length === 0) return insertMessages(core, entries, executor, skipExisting, transactional)
+  let added: Record<string, unknown> | undefined
+  const event: EnqueueEvent = {
+    messages: entries.map((e) => e.message),
+    executor,
+    transactional,
+    addOptions(options) {
+      added = { ...added, ...options }
+    },
   }
-  const event: EnqueueEvent = { messages: entries.map((e) => e.message), executor, transactional }
+  const insert = async () => {
+    const written = added ? withOptions(entries, added) : entries
+    inserted = await insertMessages(core, written, executor, skipExisting, transactional)
+  }
   const run = (index: number): Promise<void> =>
     index === hooks.length ? insert() : hooks[index]!(event, () => run(index + 1))
   await run(0)
   return inserted
+}
+
+/** The entries with `added` options, where a message does not set them itself. */
+function withOptions(
+  entries: readonly PreparedEntry[],
+  added: Readonly<Record<string, unknown>>,
+): PreparedEntry[] {
+  return entries.map((entry) => {
+    const options = { ...added, ...entry.message.options }
+    return { ...entry, optionsJson: encodeOptions(options) }
+  })
 }
 
 /**

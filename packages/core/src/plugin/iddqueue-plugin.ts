@@ -3,6 +3,7 @@ import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Broker } from '../broker/broker.js'
 import type { EnqueueEntry, EnqueueManyOptions } from '../enqueue/enqueue-options.js'
 import type { Message, ResultOptions } from '../message/message.js'
+import type { BrokerEventListener, BrokerEventName } from '../runtime/events.js'
 import type { Logger } from '../runtime/logger.js'
 import type { Middleware } from './middleware-interface.js'
 
@@ -69,6 +70,20 @@ export interface PluginContext {
     entries: readonly (Message | EnqueueEntry)[],
     options?: EnqueueManyOptions,
   ): Promise<Message[]>
+  /**
+   * Listens to a broker event, as `broker.on()` does. Returns a function
+   * that stops listening.
+   *
+   * @example
+   * const counter = (): IddqueuePlugin => ({
+   *   name: 'counter',
+   *   setup(context) {
+   *     let done = 0
+   *     return context.on('message:completed', () => done++)
+   *   },
+   * })
+   */
+  on<E extends BrokerEventName>(event: E, listener: BrokerEventListener<E>): () => void
 }
 
 /**
@@ -96,6 +111,16 @@ export interface IddqueuePlugin {
   readonly migrations?: readonly Migration[]
   /** Actor option keys this plugin owns; any other unknown key is refused. */
   readonly actorOptions?: readonly string[]
+  /**
+   * Message option keys a follow-up inherits from the message whose run
+   * sends it (a pipeline's next step, an `onSuccess`/`onFailure` callback),
+   * unless the follow-up sets them itself. The tracing plugin keeps a
+   * pipeline's creation context this way.
+   *
+   * @example
+   * const tenant = (): IddqueuePlugin => ({ name: 'tenant', inheritedOptions: ['tenant'] })
+   */
+  readonly inheritedOptions?: readonly string[]
   readonly middleware?: Middleware
   /**
    * Checks the options it owns when `broker.actor()` declares an actor, after

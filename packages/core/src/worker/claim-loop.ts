@@ -169,6 +169,7 @@ export class ClaimLoop {
     this.#inFlight.add(id)
     this.#claimedAhead += limit
     const seq = this.#wakeSeq
+    const claimStarted = performance.now()
     let rows: ClaimedRow[]
     try {
       rows = await this.core.executor.query<ClaimedRow>(this.#claimSql, [
@@ -184,6 +185,14 @@ export class ClaimLoop {
     }
     this.#answered(id, limit)
     this.#errorBackoffMs = 0
+    if (this.core.events.has('worker:claimed')) {
+      this.core.events.emit('worker:claimed', {
+        workerId: this.workerId,
+        count: rows.length,
+        limit,
+        durationMs: performance.now() - claimStarted,
+      })
+    }
     if (!this.hooks.isRunning()) {
       if (rows.length > 0) this.hooks.release(rows)
       return

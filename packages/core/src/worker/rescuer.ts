@@ -1,4 +1,4 @@
-import { purge } from '../ops/maintenance.js'
+import { purge, type RecoveredRow, reportRecovered } from '../ops/maintenance.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import type { ResolvedWorkerOptions } from './worker-options.js'
 
@@ -48,21 +48,32 @@ export class Rescuer {
     }
   }
 
-  /** Recovers the messages of dead workers if this worker leads; undefined if it does not. */
-  #rescue(): Promise<number | undefined> {
+  /**
+   * Recovers the messages of dead workers if this worker leads, and reports
+   * them (`messages:recovered`) once committed; undefined if it does not lead.
+   */
+  async #rescue(): Promise<number | undefined> {
     const { statements } = this.core
     const staleAfterMs = this.options.staleAfterMs
-    return this.core.executor.transaction(async (tx) => {
+    const recovered = await this.core.executor.transaction(async (tx) => {
       const [row] = await tx.query<{ lead: boolean }>(statements.rescuerLead, [
         this.#lockKey,
         staleAfterMs,
         this.workerId,
       ])
       if (!row?.lead) return undefined
-      const dead = await tx.query(statements.recover, [staleAfterMs, statements.wakeChannel])
-      if (++this.#sweeps % ORPHAN_SWEEP_EVERY !== 0) return dead.length
-      const orphans = await tx.query(statements.recoverOrphans, [statements.wakeChannel])
-      return dead.length + orphans.length
+      const dead = await tx.query<RecoveredRow>(statements.recover, [
+        staleAfterMs,
+        statements.wakeChannel,
+      ])
+      if (++this.#sweeps % ORPHAN_SWEEP_EVERY !== 0) return dead
+      const orphans = await tx.query<RecoveredRow>(statements.recoverOrphans, [
+        statements.wakeChannel,
+      ])
+      return [...dead, ...orphans]
     })
+    if (recovered === undefined) return undefined
+    reportRecovered(this.core, recovered)
+    return recovered.length
   }
 }

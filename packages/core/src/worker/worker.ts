@@ -181,7 +181,11 @@ export class Worker {
     this.#heartbeat = heartbeat
     heartbeat.start()
     this.#state = 'running'
-    this.#core.events.emit('worker:started', { workerId: this.id, queues })
+    this.#core.events.emit('worker:started', {
+      workerId: this.id,
+      queues,
+      concurrency: this.#options.concurrency,
+    })
     this.#core.logger.info('worker started', {
       worker: this.id,
       queues,

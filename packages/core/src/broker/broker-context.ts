@@ -23,6 +23,8 @@ export interface BrokerContext {
   readonly middleware: readonly Middleware[]
   readonly enqueueHooks: readonly NonNullable<Middleware['enqueue']>[]
   readonly maxPayloadBytes: number
+  /** A send's deadline outside a caller's transaction, in ms; undefined: none. */
+  readonly sendTimeoutMs: number | undefined
   /** Successful messages are deleted, not kept `done`. */
   readonly deleteOnSuccess: boolean
   /**

@@ -27,6 +27,7 @@ import {
   type SendOptions,
 } from '../enqueue/enqueue-options.js'
 import { prepareEntry } from '../enqueue/prepared-entry.js'
+import { resolveSendTimeout } from '../enqueue/send-deadline.js'
 import { BrokerClosedError } from '../errors.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
@@ -102,6 +103,7 @@ export class Broker {
         `Invalid maxPayloadBytes ${String(options.maxPayloadBytes)}: expected an integer of at least 1024`,
       )
     }
+    const sendTimeoutMs = resolveSendTimeout(options.sendTimeoutMs)
     const currentMessage = flag('currentMessage', options.currentMessage)
     const deleteOnSuccess = flag('deleteOnSuccess', options.deleteOnSuccess)
     const plugins = options.plugins ?? []
@@ -136,6 +138,7 @@ export class Broker {
       middleware,
       enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
       maxPayloadBytes,
+      sendTimeoutMs,
       deleteOnSuccess,
       queries: () => {
         queries ??= import('@iddqueue/schema/kysely').then(({ createQueryBuilder }) =>

@@ -8,6 +8,7 @@ import {
 } from '@iddqueue/schema'
 import postgres from 'postgres'
 import type { ListenFunction } from './listener.js'
+import { DEFAULT_CONNECT_TIMEOUT_MS, reconnectDelaySeconds } from './reconnect-policy.js'
 
 /** @internal How the broker reaches PostgreSQL. */
 export interface Connection {
@@ -27,16 +28,21 @@ export interface ConnectionOptions {
   readonly pollOnly?: boolean
   readonly poolSize?: number
   readonly prepare?: boolean
+  readonly connectTimeoutMs?: number
 }
 
 type Sql = postgres.Sql
 
-function ownPool(url: string, max: number, prepare: boolean): Sql {
+// Bounded on purpose (see reconnect-policy.ts): a pool that waits seconds
+// between attempts keeps every queued query waiting after the server is back.
+function ownPool(url: string, max: number, prepare: boolean, connectTimeoutMs: number): Sql {
   return postgres(url, {
     max,
     prepare,
     onnotice: () => {},
     connection: { application_name: 'iddqueue' },
+    connect_timeout: connectTimeoutMs / 1_000,
+    backoff: (retries: number) => reconnectDelaySeconds(retries),
   })
 }
 
@@ -64,6 +70,16 @@ export function openConnection(options: ConnectionOptions): Connection {
       `Invalid poolSize ${options.poolSize}: expected an integer of at least 2`,
     )
   }
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  if (
+    typeof connectTimeoutMs !== 'number' ||
+    !Number.isInteger(connectTimeoutMs) ||
+    connectTimeoutMs < 100
+  ) {
+    throw new InvalidOptionError(
+      `Invalid connectTimeoutMs ${String(options.connectTimeoutMs)}: expected an integer of at least 100`,
+    )
+  }
   const owned: Sql[] = []
   let executor: Executor
   let listenSql: Sql | undefined
@@ -74,7 +90,7 @@ export function openConnection(options: ConnectionOptions): Connection {
       )
     }
     const prepare = options.prepare ?? true
-    const sql = ownPool(options.url, poolSize, prepare)
+    const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs)
     owned.push(sql)
     executor = postgresJsExecutor(sql, { prepare })
     listenSql = sql
@@ -92,7 +108,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     executor = kyselyExecutor(options.db)
   }
   if (options.listenUrl !== undefined) {
-    listenSql = ownPool(options.listenUrl, 1, true)
+    listenSql = ownPool(options.listenUrl, 1, true, connectTimeoutMs)
     owned.push(listenSql)
   }
   return {

@@ -1,11 +1,13 @@
 import type { Executor } from '@iddqueue/schema'
 import type { BrokerContext } from '../broker/broker-context.js'
 import { isConnectionError, wrapError } from '../broker/wrap-error.js'
+import { BrokerConnectionError } from '../errors.js'
 import type { Message } from '../message/message.js'
 import type { EnqueueEvent } from '../plugin/middleware.js'
 import { claimDeduplicationKey } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
 import type { PreparedEntry } from './prepared-entry.js'
+import { DeadlinePassed, racesDeadline } from './send-deadline.js'
 
 /**
  * @internal One insert statement for the entries: the uniform variant (ids
@@ -177,6 +179,9 @@ function byQueueAndKey(a: PreparedEntry, b: PreparedEntry): number {
  * the same way: message ids are made here, so a write that committed before
  * the connection broke is not doubled. Inside a caller's transaction
  * existing ids are skipped from the start and nothing is retried.
+ *
+ * Outside a caller's transaction the whole send, retries included, has a
+ * deadline (`sendTimeoutMs`): past it, `BrokerConnectionError`.
  */
 export async function enqueueEntries(
   core: BrokerContext,
@@ -190,15 +195,17 @@ export async function enqueueEntries(
   const transactional = transaction !== undefined
   let skipExisting = transactional
   let reconnects = 0
+  const timeoutMs = transactional ? undefined : core.sendTimeoutMs
+  const deadline = timeoutMs === undefined ? 0 : performance.now() + timeoutMs
+  const what = () =>
+    entries.length === 1
+      ? `enqueue a message for ${entries[0]!.message.actor}`
+      : `enqueue ${entries.length} messages`
   for (;;) {
     try {
-      const { returned, published } = await writeEntries(
-        core,
-        entries,
-        executor,
-        transactional,
-        skipExisting,
-      )
+      const writing = writeEntries(core, entries, executor, transactional, skipExisting)
+      const { returned, published } =
+        timeoutMs === undefined ? await writing : await racesDeadline(writing, deadline, timeoutMs)
       if (core.events.has('message:enqueued')) {
         for (const entry of published)
           core.events.emit('message:enqueued', { message: entry.message })
@@ -209,16 +216,25 @@ export async function enqueueEntries(
         skipExisting = true
         continue
       }
-      if (!transactional && reconnects < RETRY_DELAYS_MS.length && isConnectionError(error)) {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[reconnects++]))
+      if (error instanceof DeadlinePassed) {
+        throw new BrokerConnectionError(
+          `Could not ${what()}: ${error.message} (sendTimeoutMs); the message may or may not be stored, and sending the same message again stores it at most once`,
+          { cause: error },
+        )
+      }
+      const pause = RETRY_DELAYS_MS[reconnects]
+      if (
+        !transactional &&
+        pause !== undefined &&
+        isConnectionError(error) &&
+        (timeoutMs === undefined || performance.now() + pause < deadline)
+      ) {
+        reconnects++
+        await new Promise((resolve) => setTimeout(resolve, pause))
         skipExisting = true
         continue
       }
-      const what =
-        entries.length === 1
-          ? `enqueue a message for ${entries[0]!.message.actor}`
-          : `enqueue ${entries.length} messages`
-      throw wrapError(error, what)
+      throw wrapError(error, what())
     }
   }
 }

@@ -9,6 +9,14 @@ export type ListenFunction = (
 
 type Handler = (payload: string) => void
 
+/**
+ * How long after a channel is listened to again the rescan waits for the
+ * other channels. postgres.js re-runs LISTEN once per channel, and once per
+ * failed reconnection attempt while the server was down, all answered
+ * together when it is back: one rescan covers them all.
+ */
+const RESCAN_AFTER_MS = 20
+
 interface Channel {
   readonly handlers: Set<Handler>
   listening: Promise<{ unlisten(): Promise<void> }> | undefined
@@ -25,6 +33,8 @@ export class Listener {
   readonly #listen: ListenFunction | undefined
   readonly #channels = new Map<string, Channel>()
   readonly #reconnected = new Set<() => void>()
+  #rescanTimer: NodeJS.Timeout | undefined
+  readonly #relistened = new Set<string>()
 
   constructor(
     listen: ListenFunction | undefined,
@@ -51,12 +61,7 @@ export class Listener {
           for (const h of created.handlers) h(payload)
         },
         () => {
-          if (++created.connections > 1) {
-            this.logger.info('listen connection re-established; rescanning', {
-              channel: channelName,
-            })
-            for (const callback of this.#reconnected) callback()
-          }
+          if (++created.connections > 1) this.#scheduleRescan(channelName)
         },
       )
       channel = created
@@ -79,7 +84,21 @@ export class Listener {
     }
   }
 
-  /** Runs `callback` after the listen connection comes back from a disconnection. */
+  #scheduleRescan(channel: string): void {
+    this.#relistened.add(channel)
+    clearTimeout(this.#rescanTimer)
+    this.#rescanTimer = setTimeout(() => {
+      this.#rescanTimer = undefined
+      const channels = [...this.#relistened]
+      this.#relistened.clear()
+      this.logger.info('listen connection re-established; rescanning', { channels })
+      for (const callback of this.#reconnected) callback()
+    }, RESCAN_AFTER_MS)
+    // A pending rescan must not keep the process alive after everything closed.
+    this.#rescanTimer.unref()
+  }
+
+  /** Runs `callback` once after the listen connection comes back from a disconnection. */
   onReconnect(callback: () => void): () => void {
     this.#reconnected.add(callback)
     return () => {

@@ -15,6 +15,7 @@ import { type ControlMessage, formatControl, onControl, sendControl } from '../o
 import { pausedQueues } from '../ops/pause.js'
 import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
 import { compareDeliveries, type Delivery } from './delivery.js'
+import { deliveryProblem } from './delivery-shape.js'
 import { Liveness } from './liveness.js'
 import { Prefetch } from './prefetch.js'
 import { type ProcessChain, processChain } from './process-chain.js'
@@ -382,14 +383,11 @@ export class Worker {
         workerId: this.id,
       })
     }
+    const problem = actor ? deliveryProblem(delivery) : undefined
     const invalid = actor
-      ? !Array.isArray(delivery.args) ||
-        typeof delivery.options !== 'object' ||
-        delivery.options === null
-        ? new InvalidPayloadError(
-            `Message ${delivery.id} has malformed arguments or options; rejected`,
-          )
-        : undefined
+      ? problem === undefined
+        ? undefined
+        : new InvalidPayloadError(`Message ${delivery.id} is malformed (${problem}); rejected`)
       : new UnknownActorError(
           `Message ${delivery.id} names actor ${delivery.actor}, which this worker does not declare; rejected`,
         )

@@ -1,3 +1,4 @@
+export { describeValue } from './describe-value.js'
 export {
   IddqueueError,
   type IddqueueErrorOptions,

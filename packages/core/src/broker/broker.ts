@@ -1,5 +1,6 @@
 import {
   coreMigrations,
+  describeValue,
   type IddqueueDatabase,
   IddqueueError,
   InvalidOptionError,
@@ -23,6 +24,7 @@ import { enqueueEntries } from '../enqueue/enqueue.js'
 import {
   type EnqueueEntry,
   type EnqueueManyOptions,
+  INT4_MAX,
   MAX_BATCH,
   type SendOptions,
 } from '../enqueue/enqueue-options.js'
@@ -100,7 +102,7 @@ export class Broker {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1024) {
       throw new InvalidOptionError(
-        `Invalid maxPayloadBytes ${String(options.maxPayloadBytes)}: expected an integer of at least 1024`,
+        `Invalid maxPayloadBytes ${describeValue(options.maxPayloadBytes)}: expected an integer of at least 1024`,
       )
     }
     const sendTimeoutMs = resolveSendTimeout(options.sendTimeoutMs)
@@ -249,6 +251,18 @@ export class Broker {
     assertName('queue', queue)
     if (!Array.isArray(args)) {
       throw new InvalidOptionError(`Invalid arguments for actor ${actor}: expected an array`)
+    }
+    // Checked here, not only in send options: a message's own priority
+    // otherwise reached the insert and failed there, inside a caller's transaction.
+    if (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX) {
+      throw new InvalidOptionError(
+        `Invalid priority ${describeValue(priority)} for actor ${actor}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
+      )
+    }
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new InvalidOptionError(
+        `Invalid message options ${describeValue(options)} for actor ${actor}: expected a plain object`,
+      )
     }
     return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
   }
@@ -674,7 +688,7 @@ export class Broker {
 function flag(name: string, value: unknown): boolean {
   if (value === undefined) return false
   if (typeof value !== 'boolean')
-    throw new InvalidOptionError(`Invalid ${name} ${String(value)}: expected true or false`)
+    throw new InvalidOptionError(`Invalid ${name} ${describeValue(value)}: expected true or false`)
   return value
 }
 

@@ -1,4 +1,5 @@
 import {
+  describeValue,
   type Executor,
   InvalidOptionError,
   isKysely,
@@ -77,7 +78,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     connectTimeoutMs < 100
   ) {
     throw new InvalidOptionError(
-      `Invalid connectTimeoutMs ${String(options.connectTimeoutMs)}: expected an integer of at least 100`,
+      `Invalid connectTimeoutMs ${describeValue(options.connectTimeoutMs)}: expected an integer of at least 100`,
     )
   }
   const owned: Sql[] = []

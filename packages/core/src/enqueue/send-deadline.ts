@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { InvalidOptionError } from '../errors.js'
 
 /** Default for `BrokerOptions.sendTimeoutMs`. */
@@ -12,7 +13,7 @@ export function resolveSendTimeout(value: unknown): number | undefined {
   if (value === false) return undefined
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
     throw new InvalidOptionError(
-      `Invalid sendTimeoutMs ${String(value)}: expected a positive integer (ms) or false`,
+      `Invalid sendTimeoutMs ${describeValue(value)}: expected a positive integer (ms) or false`,
     )
   }
   return value

@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { PIPELINE_OPTION } from '../middleware/pipeline-step.js'
 import type { Delivery } from './delivery.js'
 
@@ -49,7 +50,7 @@ export function deliveryProblem(delivery: Delivery): string | undefined {
   if (!isPlainObject(delivery.options))
     return `options is ${kindOf(delivery.options)}, expected an object`
   if (!Number.isSafeInteger(delivery.retries) || delivery.retries < 0)
-    return `retries is ${String(delivery.retries)}, expected a non-negative integer`
+    return `retries is ${describeValue(delivery.retries)}, expected a non-negative integer`
   if (PIPELINE_OPTION in delivery.options) return pipelineProblem(delivery.options[PIPELINE_OPTION])
   return undefined
 }

@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
 
@@ -72,7 +73,7 @@ function positive(name: string, value: unknown, fallback: number, min = 1): numb
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new InvalidOptionError(
-      `Invalid worker option ${name}: expected an integer of at least ${min}, got ${String(value)}`,
+      `Invalid worker option ${name}: expected an integer of at least ${min}, got ${describeValue(value)}`,
     )
   }
   return value

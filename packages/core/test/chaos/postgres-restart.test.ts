@@ -49,9 +49,9 @@ describe('PostgreSQL restarted fast, crashed (immediate) and down for 10 s durin
     await worker.start()
     const initial = 20_000
     await enqueueAll(
-      (m) => broker.enqueueMany(m),
       initial,
       (i) => work.message(i),
+      (m) => broker.enqueueMany(m),
     )
     const sends: SendRecord[] = []
     const producers = sendContinuously(4, (i) => work.send(initial + i), sends)

@@ -42,9 +42,9 @@ export function sendContinuously(
 
 /** Sends `count` messages made by `make(i)` in batches of 1,000 (the batch limit). */
 export async function enqueueAll<M>(
-  enqueueMany: (messages: M[]) => Promise<unknown>,
   count: number,
   make: (i: number) => M,
+  enqueueMany: (messages: readonly M[]) => Promise<unknown>,
 ): Promise<void> {
   for (let start = 0; start < count; start += 1_000) {
     const size = Math.min(1_000, count - start)

@@ -10,9 +10,6 @@ export {
 export { assertQueueName } from './actor/names.js'
 export { type Broker, createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
-export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './broker/events.js'
-export { consoleLogger, type LogFields, type Logger, type LogLevel } from './broker/logger.js'
-export { isConnectionError } from './broker/wrap-error.js'
 export { Group, type GroupResults } from './composition/group.js'
 export { type LastResult, MAX_COMPOSITION, Pipeline } from './composition/pipeline.js'
 export type { RunOptions } from './composition/run-options.js'
@@ -81,12 +78,12 @@ export type {
   ReviveEvent,
   SettledMessage,
   SettleEvent,
-} from './plugin/middleware.js'
+} from './plugin/middleware-interface.js'
 export { SetupLatch } from './plugin/setup-latch.js'
+export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runtime/events.js'
+export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
+export { isConnectionError } from './runtime/wrap-error.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
 export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
-export {
-  DEFAULT_RETENTION_MS,
-  DEFAULT_STALE_AFTER_MS,
-  type WorkerOptions,
-} from './worker/worker-options.js'
+export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'
+export type { WorkerOptions } from './worker/worker-options.js'

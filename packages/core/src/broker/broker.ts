@@ -64,16 +64,16 @@ import {
 } from '../ops/maintenance.js'
 import { type PauseOptions, type PauseResult, pause, pausedQueues, resume } from '../ops/pause.js'
 import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { openConnection } from '../runtime/connection.js'
+import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
+import { Listener } from '../runtime/listener.js'
+import { consoleLogger } from '../runtime/logger.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
 import type { WorkerOptions } from '../worker/worker-options.js'
-import type { BrokerContext } from './broker-context.js'
 import type { BrokerOptions } from './broker-options.js'
-import { openConnection } from './connection.js'
-import { type BrokerEventListener, type BrokerEventName, EventBus } from './events.js'
-import { Listener } from './listener.js'
-import { consoleLogger } from './logger.js'
 
 /**
  * The entry point: declares actors, sends messages, runs workers and

@@ -2,10 +2,10 @@ import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
 import { describeValue } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { isUuid } from '../message/uuid7.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 
 /**
  * The failure of a listed message: its error type, text, time and attempt, without the stack.

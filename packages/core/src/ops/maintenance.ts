@@ -1,9 +1,9 @@
 import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
-import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-options.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
+import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-defaults.js'
 
 /**
  * Options of `broker.purge()`.

@@ -1,8 +1,8 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
-import type { Logger } from '../broker/logger.js'
 import type { Message, ResultOptions } from '../message/message.js'
-import type { Middleware } from './middleware.js'
+import type { Logger } from '../runtime/logger.js'
+import type { Middleware } from './middleware-interface.js'
 
 /**
  * Undoes a plugin's setup when the broker closes.

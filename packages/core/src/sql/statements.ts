@@ -4,6 +4,7 @@ import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-dedup
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
+import { rescuerLeadSql } from './rescuer-lead.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
@@ -31,6 +32,7 @@ export interface Statements {
   readonly deregisterWorker: string
   readonly recover: string
   readonly recoverOrphans: string
+  readonly rescuerLead: string
   readonly wakeQueues: string
   readonly purgeMessages: string
   readonly purgeDeduplication: string
@@ -74,6 +76,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     deregisterWorker: deregisterWorkerSql(ns),
     recover: recoverSql(ns),
     recoverOrphans: recoverOrphansSql(ns),
+    rescuerLead: rescuerLeadSql(ns),
     wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',
     purgeMessages: purgeMessagesSql(ns),
     purgeDeduplication: purgeDeduplicationSql(ns),

@@ -1,6 +1,6 @@
 import type { ActorContext } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
-import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
 import type { Run } from './run.js'
 
 /** @internal Runs one message through an actor's middleware to its handler. */

@@ -1,12 +1,12 @@
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { ActorReference } from '../actor/actor-options.js'
-import type { BrokerContext } from '../broker/broker-context.js'
 import { type PreparedEntry, prepareEntry } from '../enqueue/prepared-entry.js'
 import { Message } from '../message/message.js'
-import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 import type { Delivery } from './delivery.js'
 import { type MessageForOptions, messageFor } from './message-for.js'
-import type { SettleEntry } from './settle.js'
+import type { SettleEntry } from './settle-batch.js'
 
 const NO_FOLLOW_UPS: readonly PreparedEntry[] = Object.freeze([])
 const PENDING: Outcome = Object.freeze({ kind: 'requeue' })

@@ -1,9 +1,9 @@
 import type { FailureRecord, MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../broker/broker-context.js'
 import { writeMessages } from '../enqueue/enqueue.js'
 import type { PreparedEntry } from '../enqueue/prepared-entry.js'
 import type { Message } from '../message/message.js'
-import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 import { failureRecord } from './failure-record.js'
 
 /** @internal One outcome waiting to be written. */

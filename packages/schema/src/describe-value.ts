@@ -8,12 +8,13 @@
  * @example
  * describeValue('emails')               // '"emails"'
  * describeValue(Object.create(null))    // 'an object'
+ * describeValue(new Date(Number.NaN))   // 'Invalid Date'
  * throw new InvalidOptionError(`Invalid limit ${describeValue(limit)}: expected an integer`)
  */
 export function describeValue(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
+      return JSON.stringify(value.length > 256 ? `${value.slice(0, 256)}…` : value)
     case 'number':
     case 'boolean':
     case 'undefined':
@@ -27,6 +28,6 @@ export function describeValue(value: unknown): string {
   }
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : 'a Date'
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : 'a Date'
   return 'an object'
 }

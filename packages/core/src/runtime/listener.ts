@@ -11,11 +11,16 @@ type Handler = (payload: string) => void
 
 /**
  * How long after a channel is listened to again the rescan waits for the
- * other channels. postgres.js re-runs LISTEN once per channel, and once per
- * failed reconnection attempt while the server was down, all answered
- * together when it is back: one rescan covers them all.
+ * other channels, which come back on the same connection a moment later.
  */
 const RESCAN_AFTER_MS = 20
+/**
+ * After a rescan, re-listens of channels it covered during this long (each
+ * extending it) belong to the same reconnection: postgres.js re-runs LISTEN
+ * once per failed attempt while the server was down, and those answers
+ * arrive in waves tens of milliseconds apart. One rescan covers them.
+ */
+const SAME_RECONNECTION_MS = 1_000
 
 interface Channel {
   readonly handlers: Set<Handler>
@@ -35,6 +40,9 @@ export class Listener {
   readonly #reconnected = new Set<() => void>()
   #rescanTimer: NodeJS.Timeout | undefined
   readonly #relistened = new Set<string>()
+  /** Channels the last rescan covered, and until when a re-listen of one is the same reconnection. */
+  #covered = new Set<string>()
+  #coveredUntil = 0
 
   constructor(
     listen: ListenFunction | undefined,
@@ -85,13 +93,26 @@ export class Listener {
   }
 
   #scheduleRescan(channel: string): void {
+    const now = performance.now()
+    if (now < this.#coveredUntil && this.#covered.has(channel)) {
+      this.#coveredUntil = now + SAME_RECONNECTION_MS
+      return
+    }
     this.#relistened.add(channel)
     clearTimeout(this.#rescanTimer)
     this.#rescanTimer = setTimeout(() => {
       this.#rescanTimer = undefined
       const channels = [...this.#relistened]
       this.#relistened.clear()
-      this.logger.info('listen connection re-established; rescanning', { channels })
+      const again = performance.now() < this.#coveredUntil
+      if (!again) this.#covered = new Set()
+      for (const c of channels) this.#covered.add(c)
+      this.#coveredUntil = performance.now() + SAME_RECONNECTION_MS
+      if (again)
+        this.logger.debug('listen connection re-established on more channels; rescanning', {
+          channels,
+        })
+      else this.logger.info('listen connection re-established; rescanning', { channels })
       for (const callback of this.#reconnected) callback()
     }, RESCAN_AFTER_MS)
     // A pending rescan must not keep the process alive after everything closed.

@@ -7,7 +7,12 @@ import type { ResolvedWorkerOptions } from './worker-options.js'
 
 /** Claims a worker may have in flight at once. */
 const MAX_CLAIMS_IN_FLIGHT = 2
-const MAX_ERROR_BACKOFF_MS = 2_000
+/**
+ * Longest pause between claims that failed. Short, so a worker resumes
+ * within about half a second of PostgreSQL answering even when no
+ * reconnection signal wakes it (poll-only mode); it was 2 s.
+ */
+const MAX_ERROR_BACKOFF_MS = 500
 
 /** @internal What the claim loop asks of the rest of the worker. */
 export interface ClaimLoopHooks {
@@ -43,6 +48,9 @@ export class ClaimLoop {
   #idleDeadline = Number.POSITIVE_INFINITY
   #errorTimer: NodeJS.Timeout | undefined
   #errorBackoffMs = 0
+  /** Holds on claiming (a reconciliation runs), and who waits for claims in flight to end. */
+  #holds = 0
+  #claimsEnded: (() => void)[] = []
 
   constructor(
     private readonly core: BrokerContext,
@@ -75,6 +83,7 @@ export class ClaimLoop {
     if (
       !this.hooks.isRunning() ||
       this.#claims >= MAX_CLAIMS_IN_FLIGHT ||
+      this.#holds > 0 ||
       this.#idle ||
       this.#errorTimer
     )
@@ -92,8 +101,31 @@ export class ClaimLoop {
     void this.#claim(free)
   }
 
-  /** Ends any sleep and claims at once (a notification, a resume, a reconnect). */
+  /**
+   * Stops claiming until the returned function is called; resolves once no
+   * claim is in flight, so every row claimed so far is in the buffer.
+   */
+  async pause(): Promise<() => void> {
+    this.#holds++
+    if (this.#claims > 0) await new Promise<void>((resolve) => this.#claimsEnded.push(resolve))
+    let resumed = false
+    return () => {
+      if (resumed) return
+      resumed = true
+      this.#holds--
+      this.pump()
+    }
+  }
+
+  /**
+   * Ends any sleep and claims at once (a notification, a resume, a
+   * reconnect), without waiting out the backoff of a failed claim.
+   */
   wake(): void {
+    if (this.#errorTimer) {
+      clearTimeout(this.#errorTimer)
+      this.#errorTimer = undefined
+    }
     this.#wakeSeq++
     this.#idle = false
     clearTimeout(this.#idleTimer)
@@ -142,15 +174,13 @@ export class ClaimLoop {
         this.workerId,
       ])
     } catch (error) {
-      this.#claims--
-      this.#claimedAhead -= limit
+      this.#claimEnded(limit)
       this.#retryAfterError(error, 'claim messages')
       return
     }
-    this.#claims--
-    this.#claimedAhead -= limit
     this.#errorBackoffMs = 0
     if (!this.hooks.isRunning()) {
+      this.#claimEnded(limit)
       if (rows.length > 0) this.hooks.release(rows)
       return
     }
@@ -159,10 +189,20 @@ export class ClaimLoop {
       this.buffer.push(...runnable)
       this.buffer.sort(compareDeliveries)
     }
+    // Only now: the rows are in the buffer before a reconciliation may look.
+    this.#claimEnded(limit)
     // Fewer than asked: nothing more is ready. Sleep, unless a wake-up came
     // while the claim was in flight.
     if (rows.length < limit && seq === this.#wakeSeq) this.#goIdle()
     this.pump()
+  }
+
+  #claimEnded(limit: number): void {
+    this.#claims--
+    this.#claimedAhead -= limit
+    if (this.#claims === 0 && this.#claimsEnded.length > 0) {
+      for (const resolve of this.#claimsEnded.splice(0)) resolve()
+    }
   }
 
   #goIdle(): void {

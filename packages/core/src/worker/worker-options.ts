@@ -37,6 +37,13 @@ export interface WorkerOptions {
   readonly purgeIntervalMs?: number | false
   /** Finished messages older than this are purged. Default 30 days. */
   readonly retentionMs?: number
+  /**
+   * The deadline of each of the worker's own database calls (claim,
+   * heartbeat, settle, recovery, control), in ms. Past it the call fails as
+   * if the connection broke and is retried; a claim that still commits
+   * later is handed back by the reconciliation that follows. Default 15,000.
+   */
+  readonly queryTimeoutMs?: number
   /** Most outcomes written by one settle statement. Default 1,000. */
   readonly settleBatchSize?: number
 }
@@ -53,6 +60,7 @@ export interface ResolvedWorkerOptions {
   readonly purgeIntervalMs: number | false
   readonly retentionMs: number
   readonly settleBatchSize: number
+  readonly queryTimeoutMs: number
 }
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
@@ -111,5 +119,6 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     purgeIntervalMs,
     retentionMs: positive('retentionMs', options.retentionMs, D.retentionMs),
     settleBatchSize: positive('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
+    queryTimeoutMs: positive('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
   }
 }

@@ -24,6 +24,30 @@ const schema = 'iddqueue_quickstart'
 const admin = postgres(server.url, { max: 1, onnotice: () => {} })
 const broker = createBroker({ url: server.url, namespace: { schema } })
 
+// Drops the schema and stops what was started; the same promise however often
+// it is called (at the end, and after Ctrl-C).
+let cleaning: Promise<void> | undefined
+const cleanup = () =>
+  (cleaning ??= (async () => {
+    await broker.close().catch(() => {})
+    await admin.unsafe(`drop schema if exists ${schema} cascade`).catch(() => {})
+    await admin.end({ timeout: 1 }).catch(() => {})
+    await server.stop().catch(() => {})
+  })())
+
+// Ctrl-C (or SIGTERM): one line, clean up, exit 130. The work in flight then
+// fails (in embedded mode its PostgreSQL is going away too): that is expected
+// and not reported. A second Ctrl-C ends the process at once.
+let interrupted = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true
+    process.stderr.write(`\n${signal}: interrupted; dropping the schema and exiting\n`)
+    setTimeout(() => process.exit(130), 10_000).unref()
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+
 try {
   await admin.unsafe(`drop schema if exists ${schema} cascade`)
   const { applied } = await broker.migrate()
@@ -79,11 +103,10 @@ try {
     console.error(`expected ${total} done messages, found ${JSON.stringify(summary.states)}`)
     process.exitCode = 1
   }
+} catch (error) {
+  if (!interrupted) throw error
 } finally {
-  await broker.close()
-  await admin.unsafe(`drop schema if exists ${schema} cascade`).catch(() => {})
-  await admin.end()
-  await server.stop()
+  if (!interrupted) await cleanup()
 }
 
 function round(seconds: number): number {

@@ -19,6 +19,8 @@ export interface CommandInput {
   readonly values: Readonly<Record<string, string | boolean | undefined>>
   /** `--json`: print JSON instead of a report for people. */
   readonly json: boolean
+  /** The global options given on the command line (not defaulted, nor `url` from `DATABASE_URL`). */
+  readonly given: ReadonlySet<keyof GlobalOptions>
 }
 
 /**

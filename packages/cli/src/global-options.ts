@@ -13,11 +13,3 @@ export interface GlobalOptions {
   /** `--prefix`, default none. */
   readonly prefix: string
 }
-
-/** @internal The global options as `parseArgs` takes them. */
-export const GLOBAL_OPTION_SPECS = {
-  url: { type: 'string' },
-  schema: { type: 'string' },
-  prefix: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const

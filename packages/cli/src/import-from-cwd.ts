@@ -38,6 +38,13 @@ function resolveEntry(name: string, cwd: string, what: string): string {
     if (existsSync(join(root, 'package.json'))) return join(root, packageEntry(root))
     if (dirname(dir) === dir) break
   }
+  // `dist/jobs.js` is a package name to import(); the user most likely meant the file.
+  const file = resolve(cwd, name)
+  if (existsSync(file)) {
+    throw new UsageError(
+      `${what}: cannot find package ${name} from ${resolve(cwd)}; for the file ${file}, write ./${name}`,
+    )
+  }
   throw new UsageError(`${what}: cannot find package ${name} from ${resolve(cwd)}; install it`)
 }
 

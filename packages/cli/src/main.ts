@@ -1,4 +1,3 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util'
 import {
   BrokerConnectionError,
   IddqueueError,
@@ -7,21 +6,16 @@ import {
   isConnectionError,
   SchemaNotReadyError,
 } from '@iddqueue/core'
+import { type Command as Commander, CommanderError } from 'commander'
 import { type CliIo, EXIT, processIo } from './cli-io.js'
 import type { Command, CommandInput } from './command.js'
 import { COMMANDS } from './commands/all-commands.js'
-import { GLOBAL_OPTION_SPECS, type GlobalOptions } from './global-options.js'
-import { commandUsage, usage } from './usage.js'
+import { createProgram, GLOBAL_OPTIONS, ParseError, type ParseOutcome } from './create-program.js'
+import type { GlobalOptions } from './global-options.js'
+import { commandUsage } from './usage.js'
 import { UsageError } from './usage-error.js'
 
-const HELP_HINT = 'run `iddqueue --help` for the commands and options\n'
-
-/** Command groups (`failed`, `history`, `sql`) and their subcommands. */
-const GROUPS = new Map<string, string[]>()
-for (const name of COMMANDS.keys()) {
-  const [group, sub] = name.split(' ')
-  if (sub) GROUPS.set(group!, [...(GROUPS.get(group!) ?? []), sub])
-}
+const HELP_HINT = 'run `iddqueue help` for the commands and options\n'
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns
@@ -34,55 +28,22 @@ for (const name of COMMANDS.keys()) {
  * process.exitCode = await main(['--schema', 'jobs', 'failed', 'list', '--queue', 'emails'])
  */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
-  // Global options come before the command: the first positional is the command.
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options: GLOBAL_OPTION_SPECS,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
+  // Set by the action of the command commander chose (a cast: TypeScript cannot see the callback assign it).
+  let outcome = { kind: 'exit', code: EXIT.ok } as ParseOutcome
+  const program = createProgram(io, (parsed) => {
+    outcome = parsed
   })
-  const start = tokens.find((token) => token.kind === 'positional')?.index ?? argv.length
-  let globals: { url?: string; schema?: string; prefix?: string; help?: boolean }
   try {
-    globals = parseArgs({ args: argv.slice(0, start), options: GLOBAL_OPTION_SPECS }).values
+    await program.parseAsync([...argv], { from: 'user' })
   } catch (error) {
-    io.err(`iddqueue: ${(error as Error).message}\n${HELP_HINT}`)
-    return EXIT.usage
+    if (error instanceof ParseError) return parseFailure(io, error)
+    throw error
   }
-  if (globals.help) {
-    io.out(usage())
-    return EXIT.ok
-  }
-  let name = argv[start]
-  if (name === undefined) {
-    io.err(usage())
-    return EXIT.usage
-  }
-  let rest = argv.slice(start + 1)
-  const subcommands = GROUPS.get(name)
-  if (subcommands) {
-    const [sub] = rest
-    if (sub === undefined || !subcommands.includes(sub)) {
-      const expected = subcommands.map((s) => JSON.stringify(s)).join(' or ')
-      io.err(`iddqueue ${name}: expected ${expected}, got ${JSON.stringify(sub ?? '')}\n`)
-      return EXIT.usage
-    }
-    name = `${name} ${sub}`
-    rest = rest.slice(1)
-  }
-  const command = COMMANDS.get(name)
-  if (!command) {
-    io.err(`iddqueue: unknown command ${JSON.stringify(name)}\n${HELP_HINT}`)
-    return EXIT.usage
-  }
+  if (outcome.kind === 'exit') return outcome.code
+  const { command, parsed } = outcome
   let global: GlobalOptions | undefined
   try {
-    const input = parseCommand(command, rest, globals, io)
-    if (input === 'help') {
-      io.out(commandUsage(command))
-      return EXIT.ok
-    }
+    const input = commandInput(command, parsed, io)
     global = input.global
     return await command.run(input, io)
   } catch (error) {
@@ -90,49 +51,60 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   }
 }
 
-/** Parses and checks a command's arguments, or says the user asked for its help. */
-function parseCommand(
-  command: Command,
-  args: readonly string[],
-  globals: { url?: string; schema?: string; prefix?: string },
-  io: CliIo,
-): CommandInput | 'help' {
-  const options: NonNullable<ParseArgsConfig['options']> = {
-    // Global options after the command are accepted too.
-    ...GLOBAL_OPTION_SPECS,
-    json: { type: 'boolean' },
+/** Prints what was wrong with the command line, or returns 0 after `--help`. */
+function parseFailure(io: CliIo, { where, error }: ParseError): number {
+  if (error instanceof CommanderError) {
+    if (error.code === 'commander.helpDisplayed') return EXIT.ok
+    if (error.code === 'commander.help') return EXIT.usage
   }
-  for (const [key, spec] of Object.entries(command.options ?? {}))
-    options[key] = { type: spec.type }
-  const { values, positionals } = parseArgs({ args: [...args], options, allowPositionals: true })
-  if (values.help) return 'help'
+  // Commander's messages read "error: unknown option '--x'\n(Did you mean --y?)";
+  // ours start with the command and keep to one line.
+  const text = error.message
+    .replace(/^error: /, '')
+    .replace(/\n\(Did you mean (.*)\)$/, ' (did you mean $1)')
+  const message = text.charAt(0).toUpperCase() + text.slice(1)
+  const command = COMMANDS.get(where)
+  const after = command ? commandUsage(command) : where === '' ? HELP_HINT : ''
+  io.err(
+    `iddqueue${where ? ` ${where}` : ''}: ${UsageError.isInstance(error) ? text : message}\n${after}`,
+  )
+  return EXIT.usage
+}
+
+/** Checks a parsed command's operands and options and gathers what `run` receives. */
+function commandInput(command: Command, parsed: Commander, io: CliIo): CommandInput {
+  const positionals = parsed.args
   const declared = command.operands ?? []
   const required = declared.filter((operand) => !operand.startsWith('['))
   if (positionals.length < required.length)
     throw new UsageError(`missing ${required[positionals.length]}`)
   if (positionals.length > declared.length)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[declared.length])}`)
+  const values: Record<string, string | boolean | undefined> = {}
+  for (const option of parsed.options)
+    values[option.long!.slice(2)] = parsed.getOptionValue(option.attributeName())
   for (const [key, spec] of Object.entries(command.options ?? {})) {
     if (spec.required && values[key] === undefined)
       throw new UsageError(`missing --${key} ${spec.value ?? ''}`.trimEnd())
   }
-  const text = (key: string) => (typeof values[key] === 'string' ? values[key] : undefined)
+  const globals = parsed.optsWithGlobals<{ url?: string; schema?: string; prefix?: string }>()
   const global: GlobalOptions = {
-    url: text('url') ?? globals.url ?? io.env.DATABASE_URL ?? '',
-    schema: text('schema') ?? globals.schema ?? 'iddqueue',
-    prefix: text('prefix') ?? globals.prefix ?? '',
+    url: globals.url ?? io.env.DATABASE_URL ?? '',
+    schema: globals.schema ?? 'iddqueue',
+    prefix: globals.prefix ?? '',
   }
   if (command.database !== false && !global.url)
     throw new UsageError('no database; pass --url or set DATABASE_URL')
-  // The URL may hold a password: never echo it.
-  if (command.database !== false && !URL.canParse(global.url))
-    throw new UsageError('invalid database URL: expected postgres://user@host:port/database')
-  return {
-    global,
-    operands: positionals,
-    values: values as Record<string, string | boolean | undefined>,
-    json: values.json === true,
+  if (command.database !== false) {
+    // The URL may hold a password: never echo it (its scheme is safe to name).
+    const url = URL.parse(global.url)
+    const expected = 'expected postgres://user@host:port/database'
+    if (!url) throw new UsageError(`invalid database URL: ${expected}`)
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+      throw new UsageError(`invalid database URL: ${expected}, got a ${url.protocol} URL`)
   }
+  const given = new Set(GLOBAL_OPTIONS.filter((name) => globals[name] !== undefined))
+  return { global, operands: positionals, values, json: values.json === true, given }
 }
 
 /** Prints why a command failed and returns its exit code. */
@@ -148,8 +120,7 @@ function report(
   const badUsage =
     UsageError.isInstance(error) ||
     InvalidOptionError.isInstance(error) ||
-    InvalidIdentifierError.isInstance(error) ||
-    (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
+    InvalidIdentifierError.isInstance(error)
   if (badUsage) {
     io.err(`${prefix} ${message}\n${commandUsage(command)}`)
     return EXIT.usage
@@ -158,7 +129,7 @@ function report(
     const where = global ? ` in schema ${JSON.stringify(global.schema)}` : ''
     const withPrefix = global?.prefix ? ` with prefix ${JSON.stringify(global.prefix)}` : ''
     io.err(
-      `${prefix} the iddqueue tables do not exist${where}${withPrefix}; run \`iddqueue migrate\` first\n`,
+      `${prefix} the iddqueue tables do not exist${where}${withPrefix}; run \`${migrateCommandLine(global)}\` first\n`,
     )
     return EXIT.failed
   }
@@ -168,6 +139,19 @@ function report(
   }
   io.err(`${prefix} ${origin(error)}${message}\n`)
   return EXIT.failed
+}
+
+/** `iddqueue --schema jobs --prefix app_ migrate`: the migrate command for the namespace used. */
+function migrateCommandLine(global: GlobalOptions | undefined): string {
+  const words = ['iddqueue']
+  if (global && global.schema !== 'iddqueue') words.push('--schema', shellWord(global.schema))
+  if (global?.prefix) words.push('--prefix', shellWord(global.prefix))
+  return [...words, 'migrate'].join(' ')
+}
+
+/** A word as a POSIX shell reads it back. */
+function shellWord(word: string): string {
+  return /^[\w.:/-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
 }
 
 /** Says where an error that is not iddqueue's own came from. */

@@ -86,14 +86,16 @@ describe('iddqueue failed show', () => {
   it('exits 3 for a missing message and 4 for one that is not rejected', async () => {
     const missing = uuid7()
     const none = await db.cli('failed', 'show', missing)
-    expect(none).toMatchObject({ code: 3, stdout: '' })
+    expect(none.code).toBe(3)
+    expect(none.json()).toEqual({ id: missing, status: 'missing' })
     expect(none.stderr).toBe(`iddqueue failed show: no message ${missing}\n`)
 
     const broker = db.broker()
     const queue = uniqueQueue('queued')
     const sent = await broker.actor('waits', () => {}, { queue }).send()
     const queued = await db.cli('failed', 'show', sent.id)
-    expect(queued).toMatchObject({ code: 4, stdout: '' })
+    expect(queued.code).toBe(4)
+    expect(queued.json()).toEqual({ id: sent.id, status: 'not-rejected', state: 'queued' })
     expect(queued.stderr).toBe(`iddqueue failed show: message ${sent.id} is queued, not rejected\n`)
   })
 

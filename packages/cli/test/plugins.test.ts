@@ -103,6 +103,32 @@ describe('--plugins', () => {
     expect(await tablesIn('cli_audit')).toEqual(expect.arrayContaining(['audit', 'local_audit']))
   })
 
+  it('checks the plugins the ledger records when --plugins is not given', async () => {
+    const migrated = await run(
+      ['--schema', 'cli_ledger', 'migrate', '--plugins', 'acme-audit'],
+      app,
+    )
+    expect(migrated.code).toBe(0)
+    const check = await run(['--schema', 'cli_ledger', 'check'], app)
+    expect([check.code, check.json(), check.stderr]).toEqual([0, { ok: true, differences: [] }, ''])
+    // From a directory where the plugin is not installed: say which --plugins to pass.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'iddqueue-cli-elsewhere-'))
+    try {
+      const lost = await run(['--schema', 'cli_ledger', 'check'], elsewhere)
+      expect([lost.code, lost.stdout]).toEqual([2, ''])
+      expect(lost.stderr).toContain(
+        'iddqueue check: the ledger records migrations of acme-audit, which could not be loaded from ',
+      )
+      expect(lost.stderr).toContain('pass --plugins acme-audit')
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
+    // @iddqueue/results, found from this package as an application would find it.
+    await run(['--schema', 'cli_ledger_results', 'migrate', '--plugins', '@iddqueue/results'])
+    const results = await run(['--schema', 'cli_ledger_results', 'check'])
+    expect([results.code, results.json()]).toEqual([0, { ok: true, differences: [] }])
+  })
+
   it('exits 2 without touching the database for a plugin it cannot find or read', async () => {
     const cases: [string, string][] = [
       ['acme-missing', '--plugins: cannot find package acme-missing from '],

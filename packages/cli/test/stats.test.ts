@@ -81,7 +81,7 @@ describe('iddqueue stats', () => {
     const run = await db.cli('--schema', 'never_migrated', 'stats')
     expect(run).toMatchObject({ code: 1, stdout: '' })
     expect(run.stderr).toBe(
-      'iddqueue stats: the iddqueue tables do not exist in schema "never_migrated"; run `iddqueue migrate` first\n',
+      'iddqueue stats: the iddqueue tables do not exist in schema "never_migrated"; run `iddqueue --schema never_migrated migrate` first\n',
     )
   })
 })

@@ -15,11 +15,20 @@ let sql: postgres.Sql
 
 beforeAll(async () => {
   sql = postgres(database.url, { max: 1, onnotice: () => {} })
+  // The in-process runs below import the fixture too; it reads its database from here.
+  process.env.WORKER_APP_URL = database.url
 })
 
 afterAll(async () => {
+  delete process.env.WORKER_APP_URL
   await sql.end()
 })
+
+/** The environment of this process without DATABASE_URL: the child gets the test file's database only. */
+function withoutDatabaseUrl(): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _, ...env } = process.env
+  return env
+}
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -50,7 +59,7 @@ describe('iddqueue worker', () => {
       [BIN, 'worker', './worker-app.mjs', '--queues', 'default', '--concurrency', '4'],
       {
         cwd: FIXTURES,
-        env: { ...process.env, DATABASE_URL: database.url, APP_SCHEMA: SCHEMA },
+        env: { ...withoutDatabaseUrl(), WORKER_APP_URL: database.url, APP_SCHEMA: SCHEMA },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )
@@ -79,6 +88,28 @@ describe('iddqueue worker', () => {
     expect(left!.n).toBe(0)
   })
 
+  it('refuses a --schema or --prefix that differs from the module’s broker', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['--schema', 'elsewhere'],
+        'iddqueue worker: --schema "elsewhere" differs from the schema of the broker ./namespaced-app.mjs exports ("app_jobs")',
+      ],
+      [
+        ['--prefix', 'app_'],
+        'iddqueue worker: --prefix "app_" differs from the prefix of the broker ./namespaced-app.mjs exports ("")',
+      ],
+    ]
+    for (const [globals, message] of cases) {
+      const { code, stderr } = await runCli(
+        [...globals, 'worker', './namespaced-app.mjs'],
+        {},
+        FIXTURES,
+      )
+      expect([globals, code]).toEqual([globals, 2])
+      expect(stderr).toContain(message)
+    }
+  })
+
   it('exits 2 before starting for a module it cannot use or bad options', async () => {
     const cases: [string[], string][] = [
       [['./missing.mjs'], 'iddqueue worker: MODULE: no file '],
@@ -87,6 +118,10 @@ describe('iddqueue worker', () => {
       [['./worker-app.mjs', '--concurrency', '0'], 'Invalid worker option concurrency'],
       [['./worker-app.mjs', '--queues', 'default,'], 'iddqueue worker: Invalid queue name ""'],
       [[], 'missing MODULE'],
+      [
+        ['worker-app.mjs'],
+        `MODULE: cannot find package worker-app.mjs from ${FIXTURES.replace(/\/$/, '')}; for the file ${FIXTURES}worker-app.mjs, write ./worker-app.mjs`,
+      ],
     ]
     for (const [args, message] of cases) {
       const { code, stderr } = await runCli(['worker', ...args], {}, FIXTURES)

@@ -73,7 +73,7 @@ export class BrokerClosedError extends IddqueueError {}
  */
 export interface RetryOptions extends IddqueueErrorOptions {
   /** Wait this long before the next attempt, instead of the backoff. */
-  readonly delayMs?: number
+  readonly delayMs?: number | undefined
 }
 
 /**

@@ -9,22 +9,22 @@ import { type ActorDefinition, InvalidOptionError } from '@iddqueue/core'
  */
 export interface ResultsOptions {
   /** Store the results of actors that do not say (`storeResults`). Default false. */
-  readonly storeResults?: boolean
+  readonly storeResults?: boolean | undefined
   /** How long a result stays readable, for actors that do not say (`resultTtlMs`). Default 600,000 ms (10 minutes). */
-  readonly resultTtlMs?: number
+  readonly resultTtlMs?: number | undefined
   /**
    * How often a blocked `message.result()` reads again when the broker
    * cannot LISTEN (`pollOnly`). Default 500 ms. With LISTEN a waiter is
    * woken by the notification, and reads again every 5 s in case one was
    * lost while the listen connection reconnected.
    */
-  readonly pollIntervalMs?: number
+  readonly pollIntervalMs?: number | undefined
   /**
    * How often each broker with this plugin deletes expired results, at
    * most one process at a time per namespace; `false` never (call
    * `purgeResults()` yourself). Default 3,600,000 ms (hourly).
    */
-  readonly purgeIntervalMs?: number | false
+  readonly purgeIntervalMs?: number | false | undefined
 }
 
 /**
@@ -37,9 +37,9 @@ export interface ResultsOptions {
  */
 export interface ResultsActorOptions {
   /** Store this actor's results (value, final failure, cancellation). Default: the plugin's `storeResults`, false. */
-  storeResults?: boolean
+  storeResults?: boolean | undefined
   /** How long its results stay readable, from when they are stored. Default: the plugin's `resultTtlMs`, 600,000 ms. */
-  resultTtlMs?: number
+  resultTtlMs?: number | undefined
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 export interface IddqueueErrorOptions {
   /** The error that caused this one, kept for logs and debuggers. */
-  readonly cause?: unknown
+  readonly cause?: unknown | undefined
 }
 
 const marker = Symbol.for('iddqueue.error')

@@ -226,4 +226,17 @@ describe('checkSchema', () => {
       await sql`select count(*)::int as n from pg_namespace where nspname like 'iddqueue_check_%'`
     expect(scratch?.n).toBe(0)
   })
+
+  it('reports a dropped NOT NULL once, on its column, on every PostgreSQL version', async () => {
+    // PostgreSQL 18 keeps NOT NULL as constraint rows too; the check must not repeat them.
+    const ns = namespace({ schema: 'drift_not_null' })
+    await migrate(sql, { namespace: ns })
+    await sql.unsafe('alter table drift_not_null.workers alter column host drop not null')
+    expect(await checkSchema(sql, { namespace: ns })).toEqual({
+      ok: false,
+      differences: ['- workers: column host text not null', '+ workers: column host text'],
+    })
+    const live = await describeSchema(sql, ns)
+    expect(live.workers?.constraints.filter((line) => line.includes('NOT NULL'))).toEqual([])
+  })
 })

@@ -19,12 +19,12 @@ export interface CreateTestDatabaseOptions {
    * the name returned by {@link prepareTemplateDatabase}. Default: none, an
    * empty database cloned from `template1`.
    */
-  readonly template?: string
+  readonly template?: string | undefined
   /**
    * The start of the database name, a lowercase identifier. Default
    * `'iddqueue_test'`. {@link dropStaleTestDatabases} finds leftovers by it.
    */
-  readonly prefix?: string
+  readonly prefix?: string | undefined
 }
 
 /**

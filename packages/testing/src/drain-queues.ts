@@ -6,9 +6,9 @@
  */
 export interface DrainQueuesOptions {
   /** The queues to wait for. Default: every queue of the broker. */
-  readonly queues?: readonly string[]
+  readonly queues?: readonly string[] | undefined
   /** How long to wait before the broker's `join` rejects. Default: the broker's. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
 }
 
 /**

@@ -14,24 +14,24 @@ export interface StartTestDatabaseOptions {
    * `'embedded'`. Default: the `IDDQUEUE_TEST_MODE` environment variable if
    * set, else `'auto'`.
    */
-  readonly mode?: 'auto' | TestDatabaseMode
+  readonly mode?: 'auto' | TestDatabaseMode | undefined
   /**
    * The server URL for mode `'env'`. Default `process.env.DATABASE_URL`; the
    * empty string means "no URL", even when `DATABASE_URL` is set.
    */
-  readonly url?: string
+  readonly url?: string | undefined
   /** The container image for mode `'container'`. Default `'postgres:17-alpine'`. */
-  readonly image?: string
+  readonly image?: string | undefined
   /**
    * How long to wait for a container runtime (Docker, Podman) to answer
    * before deciding there is none. Default 3000.
    */
-  readonly containerTimeoutMs?: number
+  readonly containerTimeoutMs?: number | undefined
   /**
    * Receives one line per decision (which mode, why). Default: writes it to
    * stderr, prefixed with `[@iddqueue/testing]`.
    */
-  readonly log?: (message: string) => void
+  readonly log?: ((message: string) => void) | undefined
   /**
    * Server settings for mode `'embedded'`, applied after its own (which turn
    * `fsync`, `synchronous_commit` and `full_page_writes` off for speed).
@@ -41,5 +41,5 @@ export interface StartTestDatabaseOptions {
    * @example
    * await startTestDatabase({ mode: 'embedded', settings: { synchronous_commit: 'on' } })
    */
-  readonly settings?: Readonly<Record<string, string>>
+  readonly settings?: Readonly<Record<string, string>> | undefined
 }

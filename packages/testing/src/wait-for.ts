@@ -10,11 +10,11 @@ import { WaitTimeoutError } from './wait-timeout-error.js'
  */
 export interface WaitForOptions {
   /** How long to keep polling before throwing {@link WaitTimeoutError}. Default 10000. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** The pause between two polls. Default 20. */
-  readonly intervalMs?: number
+  readonly intervalMs?: number | undefined
   /** What is awaited, quoted in the timeout error. Default `'condition'`. */
-  readonly message?: string
+  readonly message?: string | undefined
 }
 
 /**

@@ -24,10 +24,13 @@ export const failedShowCommand: Command = {
       }
       // showFailed does not say why; one more read tells missing from not rejected.
       const { state } = await broker.cancellationStatus(id)
+      // The same { id, status } as retry and cancel print, so scripts need not parse stderr.
       if (state === null) {
+        printJson(io, { id, status: 'missing' })
         io.err(`iddqueue failed show: no message ${id}\n`)
         return EXIT.notFound
       }
+      printJson(io, { id, status: 'not-rejected', state })
       io.err(`iddqueue failed show: message ${id} is ${state}, not rejected\n`)
       return EXIT.wrongState
     })

@@ -42,7 +42,7 @@ export const workerCommand: Command = {
     'run a worker for the broker MODULE exports (as `broker` or default) until SIGTERM or SIGINT; progress on stderr',
   database: false,
   async run(input, io) {
-    const name = input.operands[0]!
+    const moduleName = input.operands[0]!
     const queues = stringOption(input, 'queues')
       ?.split(',')
       .map((queue) => queueName(queue.trim())!)
@@ -52,14 +52,28 @@ export const workerCommand: Command = {
       prefetch: integerOption(input, 'prefetch'),
       shutdownTimeoutMs: integerOption(input, 'shutdown-timeout-ms'),
     }
-    const exports = await importFromCwd(name, io.cwd ?? process.cwd(), 'MODULE')
+    const exports = await importFromCwd(moduleName, io.cwd ?? process.cwd(), 'MODULE')
     const broker = exports.broker ?? exports.default
     if (!isBroker(broker)) {
       throw new UsageError(
-        `MODULE: ${name} exports no broker; export the result of createBroker() as \`broker\` or as the default export`,
+        `MODULE: ${moduleName} exports no broker; export the result of createBroker() as \`broker\` or as the default export`,
       )
     }
     try {
+      // The module's broker brings its own connection and namespace: a --schema
+      // or --prefix that differs would silently watch other tables.
+      for (const name of ['schema', 'prefix'] as const) {
+        const theirs = broker.namespace[name]
+        if (input.given.has(name) && input.global[name] !== theirs) {
+          throw new UsageError(
+            `--${name} ${JSON.stringify(input.global[name])} differs from the ${name} of the broker ${moduleName} exports (${JSON.stringify(theirs)}); the worker uses the broker's namespace: set it in createBroker({ namespace }) or leave out --${name}`,
+          )
+        }
+      }
+      if (input.given.has('url'))
+        io.err(
+          'iddqueue worker: --url is ignored: the worker uses the connection of the module’s broker\n',
+        )
       const worker = broker.worker(options)
       await worker.start()
       const stopped = nextSignal(STOP_SIGNALS)

@@ -43,31 +43,31 @@ export type ActorReference = string | { readonly name: string }
  */
 export interface ActorOptions {
   /** Default `'default'`. */
-  queue?: string
+  queue?: string | undefined
   /** Smaller runs first. Default 0. */
-  priority?: number
+  priority?: number | undefined
   /** Failed attempts retried before the message is rejected. Default 20. */
-  maxRetries?: number
+  maxRetries?: number | undefined
   /** Backoff before the first retry; doubles each time, with jitter. Default 15,000 ms. */
-  minBackoffMs?: number
+  minBackoffMs?: number | undefined
   /** Longest backoff. Default 7 days. */
-  maxBackoffMs?: number
+  maxBackoffMs?: number | undefined
   /** Decides whether to retry, instead of `maxRetries`. */
-  retryWhen?: (retries: number, error: unknown) => boolean
+  retryWhen?: ((retries: number, error: unknown) => boolean) | undefined
   /** Errors of these classes are never retried. */
-  throws?: readonly ErrorClass[]
+  throws?: readonly ErrorClass[] | undefined
   /** Receives `(message, { retries, maxRetries })` when retries run out. */
-  onRetryExhausted?: ActorReference
+  onRetryExhausted?: ActorReference | undefined
   /** The handler's signal aborts after this long and the attempt fails. Default 600,000 ms (10 minutes). */
-  timeLimitMs?: number
+  timeLimitMs?: number | undefined
   /** Messages older than this (since first enqueued, retries included) are rejected unrun. */
-  maxAgeMs?: number
+  maxAgeMs?: number | undefined
   /** Receives `(message, result)` after each success. */
-  onSuccess?: ActorReference
+  onSuccess?: ActorReference | undefined
   /** Receives `(message, { type, message })` after each failed attempt, retried or not. */
-  onFailure?: ActorReference
+  onFailure?: ActorReference | undefined
   /** Abort the handler's signal as soon as its worker begins a graceful stop. Default false. */
-  notifyShutdown?: boolean
+  notifyShutdown?: boolean | undefined
 }
 
 /** @internal Actor options with every default filled in. */

@@ -16,24 +16,24 @@ import type { Logger } from '../runtime/logger.js'
  */
 export interface BrokerOptions {
   /** A connection string: the broker opens (lazily) and owns a pool, closed by `close()`. */
-  readonly url?: string
+  readonly url?: string | undefined
   /** The caller's postgres.js instance; it stays the caller's to close. */
-  readonly sql?: unknown
+  readonly sql?: unknown | undefined
   /** The caller's Kysely instance (any PostgreSQL dialect); it stays the caller's. LISTEN then needs `listenUrl`. */
-  readonly db?: unknown
+  readonly db?: unknown | undefined
   /**
    * A direct PostgreSQL URL for the LISTEN connection, when the main one goes
    * through PgBouncer in transaction mode (which cannot LISTEN).
    */
-  readonly listenUrl?: string
+  readonly listenUrl?: string | undefined
   /** Never LISTEN: workers and waiters poll. For poolers without a direct URL. Default false. */
-  readonly pollOnly?: boolean
+  readonly pollOnly?: boolean | undefined
   /**
    * Use prepared statements on the pool opened for `url` (postgres.js
    * `prepare`). Turn off behind PgBouncer in transaction mode older than 1.21
    * (or without `max_prepared_statements`). Default true.
    */
-  readonly prepare?: boolean
+  readonly prepare?: boolean | undefined
   /**
    * How long the pools the broker opens (for `url` and `listenUrl`) wait for
    * one connection attempt, in ms. Default 5,000. Between failed attempts
@@ -41,7 +41,7 @@ export interface BrokerOptions {
    * server within about a quarter of a second. A postgres.js instance given
    * as `sql` keeps its own settings.
    */
-  readonly connectTimeoutMs?: number
+  readonly connectTimeoutMs?: number | undefined
   /**
    * The deadline of a send outside the caller's transaction, retries
    * included, in ms: past it the send fails with `BrokerConnectionError`.
@@ -51,19 +51,19 @@ export interface BrokerOptions {
    * @example
    * const broker = createBroker({ url: process.env.DATABASE_URL, sendTimeoutMs: 2_000 })
    */
-  readonly sendTimeoutMs?: number | false
+  readonly sendTimeoutMs?: number | false | undefined
   /** Size of the pool opened for `url`. Default 10. */
-  readonly poolSize?: number
+  readonly poolSize?: number | undefined
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */
-  readonly namespace?: Namespace | NamespaceOptions
+  readonly namespace?: Namespace | NamespaceOptions | undefined
   /** Feature packages, outermost middleware first. */
-  readonly plugins?: readonly IddqueuePlugin[]
+  readonly plugins?: readonly IddqueuePlugin[] | undefined
   /** Extra middleware, run inside core's and the plugins'. */
-  readonly middleware?: readonly Middleware[]
+  readonly middleware?: readonly Middleware[] | undefined
   /** Default `consoleLogger('warn')`. */
-  readonly logger?: Logger
+  readonly logger?: Logger | undefined
   /** Largest encoded arguments plus options of one message. Default 1 MiB. */
-  readonly maxPayloadBytes?: number
+  readonly maxPayloadBytes?: number | undefined
   /**
    * Makes `currentMessage()` work inside handlers (AsyncLocalStorage).
    * Default false: on Node 20 it enables promise hooks for the whole process,
@@ -71,7 +71,7 @@ export interface BrokerOptions {
    * `ctx.message`. Turn it on for code deep in a handler's call tree (a
    * logger) that needs the message without it being passed down.
    */
-  readonly currentMessage?: boolean
+  readonly currentMessage?: boolean | undefined
   /**
    * Delete a message when it succeeds instead of keeping it `done` until the
    * retention purge. Default false. Rejected and cancelled messages are kept
@@ -84,5 +84,5 @@ export interface BrokerOptions {
    * @example
    * const broker = createBroker({ url: process.env.DATABASE_URL, deleteOnSuccess: true })
    */
-  readonly deleteOnSuccess?: boolean
+  readonly deleteOnSuccess?: boolean | undefined
 }

@@ -12,12 +12,12 @@ import type { Message } from '../message/message.js'
  */
 export interface RunOptions {
   /** Earliest start of the first step (pipeline) or of every message (group), in ms from now. */
-  readonly delayMs?: number
+  readonly delayMs?: number | undefined
   /**
    * The caller's transaction (Kysely or postgres.js): the messages become
    * visible on commit and vanish on rollback.
    */
-  readonly transaction?: unknown
+  readonly transaction?: unknown | undefined
 }
 
 /** @internal What pipelines and groups need from their broker. */

@@ -16,7 +16,7 @@ interface StoredMessage {
   readonly args: unknown[]
   readonly priority: number
   readonly options: Record<string, unknown>
-  readonly eta?: string
+  readonly eta?: string | undefined
 }
 
 /**

@@ -18,18 +18,18 @@ import type { Message } from '../message/message.js'
  */
 export interface EnqueueOptions {
   /** Earliest start, in ms from now (PostgreSQL's clock). A delay is not an exact time. */
-  readonly delayMs?: number
+  readonly delayMs?: number | undefined
   /** Earliest start as an absolute time (a Date or epoch ms). Not with `delayMs`. */
-  readonly eta?: Date | number
+  readonly eta?: Date | number | undefined
   /** Overrides the actor's priority; smaller runs first. */
-  readonly priority?: number
+  readonly priority?: number | undefined
   /**
    * Deduplication key, scoped to the message's queue. While the key is live,
    * sending again returns the original message and writes nothing.
    */
-  readonly dedupKey?: string
+  readonly dedupKey?: string | undefined
   /** How long the key stays live, in ms (PostgreSQL's clock). Required with `dedupKey`. */
-  readonly dedupTtlMs?: number
+  readonly dedupTtlMs?: number | undefined
 }
 
 /**
@@ -51,7 +51,7 @@ export interface SendOptions extends EnqueueOptions {
    * transaction): the message becomes visible on commit and vanishes on
    * rollback. The broker never commits, rolls back or retries it.
    */
-  readonly transaction?: unknown
+  readonly transaction?: unknown | undefined
 }
 
 /**
@@ -80,7 +80,7 @@ export interface EnqueueManyOptions {
    * leaves the transaction usable; a plain batch is one statement, and if
    * that statement fails in PostgreSQL the transaction is aborted.
    */
-  readonly transaction?: unknown
+  readonly transaction?: unknown | undefined
 }
 
 /**

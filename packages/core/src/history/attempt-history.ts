@@ -38,8 +38,8 @@ interface Setup {
 /** An attempt that started: its record's id, then what the handler came to. */
 interface OpenAttempt {
   readonly id: string
-  durationMs?: number
-  outcome?: Outcome
+  durationMs?: number | undefined
+  outcome?: Outcome | undefined
 }
 
 interface AttemptRow {

@@ -40,7 +40,7 @@ export interface CancellationStatus {
  */
 export interface CancelOptions {
   /** How long to wait for the owning worker's answer about a claimed message. Default 2,000 ms. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
 }
 
 function assertId(id: unknown): asserts id is string {

@@ -55,9 +55,9 @@ export interface FailedMessage extends Omit<FailedSummary, 'failure'> {
   readonly eta: Date
   readonly failure: FailureRecord | null
   /** The message's arguments (only with `payload: true`). */
-  readonly args?: readonly unknown[]
+  readonly args?: readonly unknown[] | undefined
   /** The message's options (only with `payload: true`). */
-  readonly options?: Readonly<Record<string, unknown>>
+  readonly options?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**
@@ -68,13 +68,13 @@ export interface FailedMessage extends Omit<FailedSummary, 'failure'> {
  */
 export interface ListFailedOptions {
   /** Only this queue. */
-  readonly queue?: string
+  readonly queue?: string | undefined
   /** Only this actor. */
-  readonly actor?: string
+  readonly actor?: string | undefined
   /** The cursor: list ids after this one (the `nextAfter` of the previous page). */
-  readonly after?: string
+  readonly after?: string | undefined
   /** Page size, from 1 to 1,000. Default 50. */
-  readonly limit?: number
+  readonly limit?: number | undefined
 }
 
 /**
@@ -97,7 +97,7 @@ export interface ListFailedResult {
  */
 export interface ShowFailedOptions {
   /** Include the arguments, options and stack trace. Default false. */
-  readonly payload?: boolean
+  readonly payload?: boolean | undefined
 }
 
 /**
@@ -151,10 +151,10 @@ interface Row {
   enqueued_at: Date
   updated_at: Date
   failure: FailureRecord | null
-  priority?: number
-  eta?: Date
-  args?: unknown[]
-  options?: Record<string, unknown>
+  priority?: number | undefined
+  eta?: Date | undefined
+  args?: unknown[] | undefined
+  options?: Record<string, unknown> | undefined
 }
 
 function summary(row: Row): FailedSummary {

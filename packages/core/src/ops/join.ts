@@ -11,11 +11,11 @@ import { wrapError } from '../runtime/wrap-error.js'
  */
 export interface JoinOptions {
   /** Default: every queue of the declared actors. */
-  readonly queues?: readonly string[]
+  readonly queues?: readonly string[] | undefined
   /** Give up after this long with a `JoinTimeoutError`. Default 60,000 ms. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** How often to look. Default 25 ms. */
-  readonly intervalMs?: number
+  readonly intervalMs?: number | undefined
 }
 
 /**

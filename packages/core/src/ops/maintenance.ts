@@ -17,13 +17,13 @@ import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-d
  */
 export interface PurgeOptions {
   /** Delete finished messages last changed longer ago than this. Default 30 days. */
-  readonly olderThanMs?: number
+  readonly olderThanMs?: number | undefined
   /** Rows per statement. Default 5,000. */
-  readonly batchSize?: number
+  readonly batchSize?: number | undefined
   /** Called after each batch with the running totals. */
-  readonly onProgress?: (progress: PurgeResult) => void
+  readonly onProgress?: ((progress: PurgeResult) => void) | undefined
   /** @internal Workers purge one at a time: skip when another holds the purge lock. */
-  readonly exclusive?: boolean
+  readonly exclusive?: boolean | undefined
 }
 
 /**
@@ -36,7 +36,7 @@ export interface PurgeResult {
   readonly messages: number
   readonly deduplicationKeys: number
   /** True when another worker was purging, so this call did nothing. */
-  readonly skipped?: boolean
+  readonly skipped?: boolean | undefined
 }
 
 /**
@@ -47,7 +47,7 @@ export interface PurgeResult {
  */
 export interface RecoverOptions {
   /** A worker silent for this long is presumed dead. Default 6,000 ms. */
-  readonly staleAfterMs?: number
+  readonly staleAfterMs?: number | undefined
 }
 
 /**
@@ -58,7 +58,7 @@ export interface RecoverOptions {
  */
 export interface FlushOptions {
   /** Only this queue. Default: every queue. */
-  readonly queue?: string
+  readonly queue?: string | undefined
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {

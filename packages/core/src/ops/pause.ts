@@ -14,7 +14,7 @@ export interface PauseOptions {
    * How long to wait for every live worker of the queue to confirm it starts
    * nothing more. Default 5,000 ms. 0 returns as soon as the pause is stored.
    */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
 }
 
 /**

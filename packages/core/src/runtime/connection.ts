@@ -60,6 +60,12 @@ function listenOn(sql: Sql): ListenFunction {
  */
 export function openConnection(options: ConnectionOptions): Connection {
   const given = [options.url, options.sql, options.db].filter((v) => v !== undefined).length
+  if (given === 0 && 'url' in options) {
+    // `createBroker({ url: process.env.DATABASE_URL })` with the variable unset.
+    throw new InvalidOptionError(
+      'Invalid broker options: url was given but is undefined; set DATABASE_URL (or whatever variable you pass as url) to a postgres:// connection string',
+    )
+  }
   if (given !== 1) {
     throw new InvalidOptionError(
       `Invalid broker options: give exactly one of url, sql (a postgres.js instance) or db (a Kysely instance); got ${given}`,

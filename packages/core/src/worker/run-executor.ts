@@ -125,9 +125,19 @@ export class RunExecutor {
         attempt: run.attempt,
         retryDelayMs: outcome.retryDelayMs,
       })
-      if (outcome.retryDelayMs === undefined)
+      if (outcome.retryDelayMs === undefined) {
         events.emit('message:rejected', { message, error: outcome.error })
-      else
+        // At the default level: a message rejected for good (its handler out of
+        // retries, an actor this process does not declare) would otherwise show
+        // only in `iddqueue failed list`.
+        this.core.logger.warn('message rejected', {
+          actor: message.actor,
+          queue: message.queue,
+          message: message.id,
+          attempt: run.attempt,
+          error: outcome.error,
+        })
+      } else
         this.core.logger.debug('attempt failed; will retry', {
           message: message.id,
           delayMs: outcome.retryDelayMs,

@@ -11,41 +11,41 @@ import { WORKER_DEFAULTS as D } from './worker-defaults.js'
  */
 export interface WorkerOptions {
   /** Queues to consume. Default: every queue of the actors declared when `start()` runs. */
-  readonly queues?: readonly string[]
+  readonly queues?: readonly string[] | undefined
   /** Handlers running at once. Default 10. */
-  readonly concurrency?: number
+  readonly concurrency?: number | undefined
   /**
    * Messages claimed ahead of free slots. `'auto'` (the default) sizes the
    * buffer to about 250 ms of work at the measured completion rate, up to
    * 1,000: large for fast handlers, small for slow ones, so one worker does
    * not hoard a backlog other workers could run.
    */
-  readonly prefetch?: number | 'auto'
+  readonly prefetch?: number | 'auto' | undefined
   /** Longest sleep when idle; notifications usually wake the worker sooner. Default 5,000 ms. */
-  readonly pollIntervalMs?: number
+  readonly pollIntervalMs?: number | undefined
   /** How long `stop()` lets running handlers finish before aborting them. Default 30,000 ms. */
-  readonly shutdownTimeoutMs?: number
+  readonly shutdownTimeoutMs?: number | undefined
   /** Heartbeat and crash-recovery sweep period. Default 2,000 ms. */
-  readonly heartbeatIntervalMs?: number
+  readonly heartbeatIntervalMs?: number | undefined
   /**
    * A worker silent for this long is presumed dead and its messages go back
    * to the queue. Must exceed the longest time a handler blocks the event
    * loop synchronously. Default 6,000 ms (recovery within about 8 s).
    */
-  readonly staleAfterMs?: number
+  readonly staleAfterMs?: number | undefined
   /** How often one worker of the namespace purges old rows; `false` turns it off. Default one hour. */
-  readonly purgeIntervalMs?: number | false
+  readonly purgeIntervalMs?: number | false | undefined
   /** Finished messages older than this are purged. Default 30 days. */
-  readonly retentionMs?: number
+  readonly retentionMs?: number | undefined
   /**
    * The deadline of each of the worker's own database calls (claim,
    * heartbeat, settle, recovery, control), in ms. Past it the call fails as
    * if the connection broke and is retried; a claim that still commits
    * later is handed back by the reconciliation that follows. Default 15,000.
    */
-  readonly queryTimeoutMs?: number
+  readonly queryTimeoutMs?: number | undefined
   /** Most outcomes written by one settle statement. Default 1,000. */
-  readonly settleBatchSize?: number
+  readonly settleBatchSize?: number | undefined
 }
 
 /** @internal */

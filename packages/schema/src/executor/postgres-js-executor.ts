@@ -2,8 +2,8 @@ import type { Executor, PostgresJsLike } from './executor.js'
 
 /** What a finished postgres.js query still holds: its arguments and their serialized form. */
 interface QueryInternals {
-  args?: unknown
-  parameters?: unknown
+  args?: unknown | undefined
+  parameters?: unknown | undefined
 }
 
 /**

@@ -16,8 +16,8 @@ import { assertMigrationSets, type MigrationSet } from './migration.js'
  * })
  */
 export interface CheckSchemaOptions {
-  readonly namespace?: Namespace | { schema?: string; prefix?: string }
-  readonly owners?: readonly MigrationSet[]
+  readonly namespace?: Namespace | { schema?: string; prefix?: string } | undefined
+  readonly owners?: readonly MigrationSet[] | undefined
 }
 
 /**

@@ -70,9 +70,12 @@ export async function describeSchema(
         where i.indrelid = $1 order by c.relname`,
       [table.oid],
     )
+    // PostgreSQL 18 also records each NOT NULL as a pg_constraint row (contype 'n');
+    // the column line already says `not null`, so those rows would only repeat it
+    // (under a generated name) and make the description differ between versions.
     const constraints = await executor.query<{ name: string; def: string }>(
       `select conname as name, pg_get_constraintdef(oid) as def
-         from pg_constraint where conrelid = $1 order by conname`,
+         from pg_constraint where conrelid = $1 and contype <> 'n' order by conname`,
       [table.oid],
     )
     description[strip(table.name)] = {

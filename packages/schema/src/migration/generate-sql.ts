@@ -21,9 +21,9 @@ import { assertMigrationSets, type Migration, type MigrationSet } from './migrat
  */
 export interface GenerateSqlOptions {
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */
-  readonly namespace?: Namespace | NamespaceOptions
+  readonly namespace?: Namespace | NamespaceOptions | undefined
   /** The migration sets, in order. Default `[coreMigrations]`. */
-  readonly owners?: readonly MigrationSet[]
+  readonly owners?: readonly MigrationSet[] | undefined
 }
 
 function literal(text: string): string {

@@ -24,11 +24,13 @@ import { assertMigrationSets, type Migration, type MigrationSet } from './migrat
  */
 export interface MigrateOptions {
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */
-  readonly namespace?: Namespace | NamespaceOptions
+  readonly namespace?: Namespace | NamespaceOptions | undefined
   /** The migration sets to apply, in order. Default `[coreMigrations]`. */
-  readonly owners?: readonly MigrationSet[]
+  readonly owners?: readonly MigrationSet[] | undefined
   /** Called before each migration runs, for progress output. */
-  readonly onMigration?: (migration: { owner: string; version: number; name: string }) => void
+  readonly onMigration?:
+    | ((migration: { owner: string; version: number; name: string }) => void)
+    | undefined
 }
 
 /**

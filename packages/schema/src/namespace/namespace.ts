@@ -13,9 +13,9 @@ import { assertPrefix, assertSchemaName, quoteIdentifier } from './identifier.js
  */
 export interface NamespaceOptions {
   /** The PostgreSQL schema. Default `'iddqueue'`. */
-  readonly schema?: string
+  readonly schema?: string | undefined
   /** Prepended to every table name. Default `''`. */
-  readonly prefix?: string
+  readonly prefix?: string | undefined
 }
 
 /**

@@ -21,7 +21,7 @@ import type { StartTestDatabaseOptions } from '../start-test-database-options.js
  */
 export interface GlobalSetupOptions extends StartTestDatabaseOptions {
   /** Built once per run with `prepareTemplateDatabase`, e.g. to run migrations. Default: none. */
-  readonly template?: PrepareTemplateDatabaseOptions
+  readonly template?: PrepareTemplateDatabaseOptions | undefined
 }
 
 /**

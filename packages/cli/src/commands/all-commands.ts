@@ -14,6 +14,7 @@ import { queueStatusCommand } from './queue-status-command.js'
 import { recoverCommand } from './recover-command.js'
 import { resumeCommand } from './resume-command.js'
 import { retryCommand } from './retry-command.js'
+import { sqlGrantsCommand } from './sql-grants-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
 import { statsCommand } from './stats-command.js'
@@ -24,7 +25,10 @@ export const SECTIONS: readonly {
   readonly title: string
   readonly commands: readonly Command[]
 }[] = [
-  { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
+  {
+    title: 'schema',
+    commands: [sqlInitCommand, sqlUpgradeCommand, sqlGrantsCommand, migrateCommand, checkCommand],
+  },
   { title: 'inspection', commands: [statsCommand, failedListCommand, failedShowCommand] },
   {
     title: 'control',

@@ -36,7 +36,25 @@ type Sql = postgres.Sql
 
 // Bounded on purpose (see reconnect-policy.ts): a pool that waits seconds
 // between attempts keeps every queued query waiting after the server is back.
-function ownPool(url: string, max: number, prepare: boolean, connectTimeoutMs: number): Sql {
+function ownPool(
+  url: string,
+  max: number,
+  prepare: boolean,
+  connectTimeoutMs: number,
+  option: 'url' | 'listenUrl',
+): Sql {
+  try {
+    return postgresPool(url, max, prepare, connectTimeoutMs)
+  } catch (error) {
+    // postgres.js throws Node's TypeError, whose `input` is the whole URL,
+    // password included: neither it nor the URL goes into this error.
+    throw new InvalidOptionError(
+      `Invalid ${option}: not a parsable connection string (${(error as Error)?.message ?? 'unknown error'}); it is not shown here because it may hold a password`,
+    )
+  }
+}
+
+function postgresPool(url: string, max: number, prepare: boolean, connectTimeoutMs: number): Sql {
   return postgres(url, {
     max,
     prepare,
@@ -97,7 +115,7 @@ export function openConnection(options: ConnectionOptions): Connection {
       )
     }
     const prepare = options.prepare ?? true
-    const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs)
+    const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs, 'url')
     owned.push(sql)
     executor = postgresJsExecutor(sql, { prepare })
     listenSql = sql
@@ -115,7 +133,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     executor = kyselyExecutor(options.db)
   }
   if (options.listenUrl !== undefined) {
-    listenSql = ownPool(options.listenUrl, 1, true, connectTimeoutMs)
+    listenSql = ownPool(options.listenUrl, 1, true, connectTimeoutMs, 'listenUrl')
     owned.push(listenSql)
   }
   return {

@@ -65,6 +65,31 @@ function postgresPool(url: string, max: number, prepare: boolean, connectTimeout
   })
 }
 
+/**
+ * postgres.js reads the server's array types again on every new connection
+ * and leaves that query's promise unhandled: a connection terminated during
+ * it (a restart, `pg_terminate_backend`) became an unhandled rejection,
+ * which ends a Node process. The types never change, so once the first
+ * statement succeeded (they are read before it runs) the pool stops
+ * reading them.
+ */
+function fetchTypesOnce(sql: Sql, executor: Executor): Executor {
+  let fetched = false
+  const done = <T>(result: T): T => {
+    if (!fetched) {
+      fetched = true
+      ;(sql.options as { fetch_types: boolean }).fetch_types = false
+    }
+    return result
+  }
+  return {
+    inTransaction: executor.inTransaction,
+    query: <Row>(text: string, params?: readonly unknown[]) =>
+      executor.query<Row>(text, params).then(done),
+    transaction: <T>(fn: (tx: Executor) => Promise<T>) => executor.transaction(fn).then(done),
+  }
+}
+
 function listenOn(sql: Sql): ListenFunction {
   return (channel, onNotify, onListen) => sql.listen(channel, onNotify, onListen)
 }
@@ -117,7 +142,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     const prepare = options.prepare ?? true
     const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs, 'url')
     owned.push(sql)
-    executor = postgresJsExecutor(sql, { prepare })
+    executor = fetchTypesOnce(sql, postgresJsExecutor(sql, { prepare }))
     listenSql = sql
   } else if (options.sql !== undefined) {
     if (!isPostgresJs(options.sql)) {

@@ -29,7 +29,12 @@ export class WorkerProcess {
   constructor(
     url: string,
     queue: string,
-    options: { concurrency?: number; failEvery?: number; staleAfterMs?: number } = {},
+    options: {
+      concurrency?: number
+      failEvery?: number
+      staleAfterMs?: number
+      handlerMs?: number
+    } = {},
   ) {
     this.child = fork(
       script,
@@ -39,6 +44,7 @@ export class WorkerProcess {
         String(options.concurrency ?? 8),
         String(options.failEvery ?? 0),
         String(options.staleAfterMs ?? 0),
+        String(options.handlerMs ?? 1),
       ],
       { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
     )

@@ -9,7 +9,7 @@ export type WorkerReport =
   | { readonly started: number }
   | { readonly finished: number }
   | { readonly log: string; readonly level: string }
-  | { readonly resumed: number }
+  | { readonly rss: number }
 
 /**
  * A worker in its own process (test/fixtures/chaos-worker.mjs), consuming
@@ -23,6 +23,8 @@ export class WorkerProcess {
   readonly started = new Set<number>()
   readonly finished = new Set<number>()
   readonly logs: { level: string; text: string }[] = []
+  /** Resident set size samples, one a second, in bytes. */
+  readonly rss: number[] = []
   readonly exited: Promise<number | null>
   #exited = false
 
@@ -34,6 +36,7 @@ export class WorkerProcess {
       failEvery?: number
       staleAfterMs?: number
       handlerMs?: number
+      workerOptions?: Record<string, unknown>
     } = {},
   ) {
     this.child = fork(
@@ -45,6 +48,7 @@ export class WorkerProcess {
         String(options.failEvery ?? 0),
         String(options.staleAfterMs ?? 0),
         String(options.handlerMs ?? 1),
+        ...(options.workerOptions ? [JSON.stringify(options.workerOptions)] : []),
       ],
       { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
     )
@@ -53,6 +57,7 @@ export class WorkerProcess {
       else if ('started' in m) this.started.add(m.started)
       else if ('finished' in m) this.finished.add(m.finished)
       else if ('log' in m) this.logs.push({ level: m.level, text: m.log })
+      else if ('rss' in m) this.rss.push(m.rss)
     })
     this.exited = new Promise((resolve) =>
       this.child.on('exit', (code) => {

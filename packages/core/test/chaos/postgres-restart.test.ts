@@ -83,19 +83,24 @@ describe('PostgreSQL restarted fast, crashed (immediate) and down for 10 s durin
       await sleep(1_500)
     }
     await producers.stop()
+    // A send that failed may still have been stored (BrokerConnectionError
+    // says so): at least every acknowledged one, at most every attempted one.
     const sent = initial + sends.filter((s) => s.ok).length
+    const attempted = initial + sends.length
 
     // Every message ends done: none stays consumed by the live worker.
-    await until(
-      async () => (await stateCounts(queue)).done === sent,
-      60_000,
-      `all ${sent} messages done (now ${JSON.stringify(await stateCounts(queue))})`,
-    ).catch(async (error) => {
+    const settled = async () => {
+      const counts = await stateCounts(queue)
+      return Object.keys(counts).length === 1 && (counts.done ?? 0) >= sent
+    }
+    await until(settled, 60_000, `all ${sent} messages done`).catch(async (error) => {
       throw new Error(
-        `${(error as Error).message}; worker ${worker.id} holds ${JSON.stringify(await stateCounts(queue))}`,
+        `${(error as Error).message}; worker ${worker.id}: ${JSON.stringify(await stateCounts(queue))}`,
       )
     })
-    expect(await stateCounts(queue)).toEqual({ done: sent })
+    const { done } = await stateCounts(queue)
+    expect(done).toBeGreaterThanOrEqual(sent)
+    expect(done).toBeLessThanOrEqual(attempted)
     expect(worker.state).toBe('running')
 
     const failed = sends.filter((s) => !s.ok)

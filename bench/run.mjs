@@ -44,6 +44,21 @@ const CHILD_KILL_MS = 300_000 // hard stop for a child that ignores its own 120 
 // `pnpm bench -- --runs 1` may hand a literal "--" through: drop it.
 const argv = process.argv.slice(2)
 if (argv[0] === '--') argv.shift()
+
+// `pnpm bench --soak [--soak-ms N]`: the chaos suite's soak, 10 minutes by
+// default (CI runs the same test for 60 s), with its figures on stdout.
+if (argv.includes('--soak')) {
+  const at = argv.indexOf('--soak-ms')
+  const soakMs = at >= 0 ? Number(argv[at + 1]) : 600_000
+  const { spawnSync } = await import('node:child_process')
+  const core = new URL('../packages/core/', import.meta.url)
+  const result = spawnSync(
+    'pnpm',
+    ['exec', 'vitest', 'run', '--project', 'chaos', 'test/chaos/soak.test.ts'],
+    { cwd: core, stdio: 'inherit', env: { ...process.env, SOAK_MS: String(soakMs) } },
+  )
+  process.exit(result.status ?? 1)
+}
 const { values: a } = parseArgs({
   args: argv,
   options: {

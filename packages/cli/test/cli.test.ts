@@ -60,7 +60,7 @@ describe('iddqueue CLI', () => {
       [['frobnicate'], 'unknown command "frobnicate"'],
       [['--nope', 'migrate'], "Unknown option '--nope'"],
       [['migrate'], 'no database; pass --url or set DATABASE_URL'],
-      [['sql', 'drop'], 'expected "init" or "upgrade", got "drop"'],
+      [['sql', 'drop'], 'expected "init" or "upgrade" or "grants", got "drop"'],
       [['--schema', 'x"; drop table y; --', 'sql', 'init'], 'Invalid schema name'],
       [['failed'], 'iddqueue failed: expected "list" or "show" or "retry", got ""'],
       [['failed', 'lst'], 'iddqueue failed: expected "list" or "show" or "retry", got "lst"'],

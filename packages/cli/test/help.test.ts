@@ -30,7 +30,7 @@ describe('iddqueue help', () => {
 
   it('lists the subcommands of a group for `GROUP --help` and `help GROUP`', async () => {
     const groups: [string, string[]][] = [
-      ['sql', ['sql init', 'sql upgrade']],
+      ['sql', ['sql init', 'sql upgrade', 'sql grants --role ROLE --mode producer|worker|admin']],
       ['failed', ['failed list', 'failed show ID']],
       ['history', ['history list ID', 'history purge --older-than-ms N']],
     ]

@@ -112,7 +112,7 @@ describe('declaring an actor', () => {
       0,
       /Invalid option timeLimitMs for actor bad: expected an integer from 1 .*got 0/,
     ],
-    ['timeLimitMs', '1000', /Invalid option timeLimitMs for actor bad: .*got 1000/],
+    ['timeLimitMs', '1000', /Invalid option timeLimitMs for actor bad: .*got "1000"/],
     ['minBackoffMs', -5, /Invalid option minBackoffMs for actor bad: .*got -5/],
     ['maxAgeMs', Number.NaN, /Invalid option maxAgeMs for actor bad: .*got NaN/],
     ['priority', 2 ** 31, /Invalid option priority for actor bad: .*got 2147483648/],

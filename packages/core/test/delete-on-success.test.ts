@@ -108,7 +108,7 @@ describe('deleteOnSuccess', () => {
     ] as const) {
       const create = () => createBroker({ url: db.url, [name]: value as never })
       expect(create).toThrow(InvalidOptionError)
-      expect(create).toThrow(`Invalid ${name} ${value}: expected true or false`)
+      expect(create).toThrow(`Invalid ${name} ${JSON.stringify(value)}: expected true or false`)
     }
   })
 })

@@ -202,7 +202,7 @@ describe('a single send', () => {
     [{ delayMs: -1 }, 'send to opt: invalid delayMs -1: expected a finite number of milliseconds'],
     [{ delayMs: Number.NaN }, 'send to opt: invalid delayMs NaN: expected a finite number'],
     [{ delayMs: Number.POSITIVE_INFINITY }, 'send to opt: invalid delayMs Infinity'],
-    [{ delayMs: '100' as unknown as number }, 'send to opt: invalid delayMs 100'],
+    [{ delayMs: '100' as unknown as number }, 'send to opt: invalid delayMs "100"'],
     [{ delayMs: 1e300 }, 'send to opt: invalid delayMs 1e+300'],
     [{ eta: new Date('not a date') }, 'send to opt: invalid eta Invalid Date'],
     [{ eta: Number.NaN }, 'send to opt: invalid eta NaN'],

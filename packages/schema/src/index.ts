@@ -1,3 +1,4 @@
+export { describeValue } from './describe-value.js'
 export {
   IddqueueError,
   type IddqueueErrorOptions,
@@ -10,6 +11,11 @@ export type { Executor } from './executor/executor.js'
 export { kyselyExecutor } from './executor/kysely-executor.js'
 export { postgresJsExecutor } from './executor/postgres-js-executor.js'
 export { isExecutor, isKysely, isPostgresJs, toExecutor } from './executor/to-executor.js'
+export {
+  type GenerateGrantsOptions,
+  type GrantMode,
+  generateGrantsSql,
+} from './grants/generate-grants-sql.js'
 export { type CheckSchemaOptions, checkSchema, type SchemaCheck } from './migration/check-schema.js'
 export { coreMigrations } from './migration/core-migrations.js'
 export {

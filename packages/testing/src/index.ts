@@ -12,7 +12,7 @@ export type { PrepareTemplateDatabaseOptions } from './prepare-template-database
 export { prepareTemplateDatabase } from './prepare-template-database.js'
 export { startTestDatabase } from './start-test-database.js'
 export type { StartTestDatabaseOptions } from './start-test-database-options.js'
-export type { TestDatabase, TestDatabaseMode } from './test-database.js'
+export type { RestartOptions, TestDatabase, TestDatabaseMode } from './test-database.js'
 export type { TestDatabaseErrorOptions } from './test-database-error.js'
 export { TestDatabaseError } from './test-database-error.js'
 export type { WaitForOptions } from './wait-for.js'

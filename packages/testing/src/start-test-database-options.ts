@@ -32,4 +32,14 @@ export interface StartTestDatabaseOptions {
    * stderr, prefixed with `[@iddqueue/testing]`.
    */
   readonly log?: ((message: string) => void) | undefined
+  /**
+   * Server settings for mode `'embedded'`, applied after its own (which turn
+   * `fsync`, `synchronous_commit` and `full_page_writes` off for speed).
+   * A chaos test that crashes the server and checks what survived wants the
+   * real durability back: `{ synchronous_commit: 'on' }`.
+   *
+   * @example
+   * await startTestDatabase({ mode: 'embedded', settings: { synchronous_commit: 'on' } })
+   */
+  readonly settings?: Readonly<Record<string, string>> | undefined
 }

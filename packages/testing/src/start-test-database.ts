@@ -85,5 +85,5 @@ export async function startTestDatabase(
     }
   }
 
-  return startEmbeddedDatabase(log)
+  return startEmbeddedDatabase(log, options.settings)
 }

@@ -27,6 +27,7 @@ import { scheduleShowCommand } from './schedule-show-command.js'
 import { scheduleUpdateCommand } from './schedule-update-command.js'
 import { schedulerCommand } from './scheduler-command.js'
 import { showCommand } from './show-command.js'
+import { sqlGrantsCommand } from './sql-grants-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
 import { statsCommand } from './stats-command.js'
@@ -37,7 +38,10 @@ export const SECTIONS: readonly {
   readonly title: string
   readonly commands: readonly Command[]
 }[] = [
-  { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
+  {
+    title: 'schema',
+    commands: [sqlInitCommand, sqlUpgradeCommand, sqlGrantsCommand, migrateCommand, checkCommand],
+  },
   {
     title: 'inspection',
     commands: [statsCommand, showCommand, failedListCommand, failedShowCommand],

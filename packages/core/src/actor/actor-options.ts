@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { InvalidOptionError } from '../errors.js'
 import { assertName } from './names.js'
 
@@ -125,7 +126,7 @@ function integer(
   if (value === undefined) return
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new InvalidOptionError(
-      `Invalid option ${key} for actor ${actor}: expected an integer from ${min} to ${max}, got ${String(value)}`,
+      `Invalid option ${key} for actor ${actor}: expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
     )
   }
 }

@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { InvalidIdentifierError } from '../errors.js'
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/
@@ -9,7 +10,7 @@ const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/
 export function assertName(kind: 'queue' | 'actor', value: unknown): asserts value is string {
   if (typeof value !== 'string' || !NAME.test(value)) {
     throw new InvalidIdentifierError(
-      `Invalid ${kind} name ${typeof value === 'string' ? JSON.stringify(value) : String(value)}: expected 1 to 128 ASCII letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_'`,
+      `Invalid ${kind} name ${describeValue(value)}: expected 1 to 128 ASCII letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_'`,
     )
   }
 }

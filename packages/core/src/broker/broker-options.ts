@@ -34,6 +34,24 @@ export interface BrokerOptions {
    * (or without `max_prepared_statements`). Default true.
    */
   readonly prepare?: boolean | undefined
+  /**
+   * How long the pools the broker opens (for `url` and `listenUrl`) wait for
+   * one connection attempt, in ms. Default 5,000. Between failed attempts
+   * they pause 25 ms doubling to at most 250 ms, so they find a restarted
+   * server within about a quarter of a second. A postgres.js instance given
+   * as `sql` keeps its own settings.
+   */
+  readonly connectTimeoutMs?: number | undefined
+  /**
+   * The deadline of a send outside the caller's transaction, retries
+   * included, in ms: past it the send fails with `BrokerConnectionError`.
+   * Default 10,000. `false`: no deadline. A send inside your transaction has
+   * none (the transaction is yours to time out).
+   *
+   * @example
+   * const broker = createBroker({ url: process.env.DATABASE_URL, sendTimeoutMs: 2_000 })
+   */
+  readonly sendTimeoutMs?: number | false | undefined
   /** Size of the pool opened for `url`. Default 10. */
   readonly poolSize?: number | undefined
   /** Where the tables live. Default: schema `iddqueue`, no prefix. */

@@ -1,5 +1,6 @@
 import {
   coreMigrations,
+  describeValue,
   type IddqueueDatabase,
   IddqueueError,
   InvalidOptionError,
@@ -23,10 +24,12 @@ import { enqueueEntries } from '../enqueue/enqueue.js'
 import {
   type EnqueueEntry,
   type EnqueueManyOptions,
+  INT4_MAX,
   MAX_BATCH,
   type SendOptions,
 } from '../enqueue/enqueue-options.js'
 import { prepareEntry } from '../enqueue/prepared-entry.js'
+import { resolveSendTimeout } from '../enqueue/send-deadline.js'
 import { BrokerClosedError } from '../errors.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
@@ -114,9 +117,10 @@ export class Broker {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1024) {
       throw new InvalidOptionError(
-        `Invalid maxPayloadBytes ${String(options.maxPayloadBytes)}: expected an integer of at least 1024`,
+        `Invalid maxPayloadBytes ${describeValue(options.maxPayloadBytes)}: expected an integer of at least 1024`,
       )
     }
+    const sendTimeoutMs = resolveSendTimeout(options.sendTimeoutMs)
     const currentMessage = flag('currentMessage', options.currentMessage)
     const deleteOnSuccess = flag('deleteOnSuccess', options.deleteOnSuccess)
     const plugins = options.plugins ?? []
@@ -159,6 +163,7 @@ export class Broker {
       enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
       inheritedOptions: [...new Set(plugins.flatMap((plugin) => plugin.inheritedOptions ?? []))],
       maxPayloadBytes,
+      sendTimeoutMs,
       deleteOnSuccess,
       queries: () => {
         queries ??= import('@iddqueue/schema/kysely').then(({ createQueryBuilder }) =>
@@ -281,6 +286,18 @@ export class Broker {
     assertName('queue', queue)
     if (!Array.isArray(args)) {
       throw new InvalidOptionError(`Invalid arguments for actor ${actor}: expected an array`)
+    }
+    // Checked here, not only in send options: a message's own priority
+    // otherwise reached the insert and failed there, inside a caller's transaction.
+    if (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX) {
+      throw new InvalidOptionError(
+        `Invalid priority ${describeValue(priority)} for actor ${actor}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
+      )
+    }
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new InvalidOptionError(
+        `Invalid message options ${describeValue(options)} for actor ${actor}: expected a plain object`,
+      )
     }
     return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
   }
@@ -793,7 +810,7 @@ export class Broker {
 function flag(name: string, value: unknown): boolean {
   if (value === undefined) return false
   if (typeof value !== 'boolean')
-    throw new InvalidOptionError(`Invalid ${name} ${String(value)}: expected true or false`)
+    throw new InvalidOptionError(`Invalid ${name} ${describeValue(value)}: expected true or false`)
   return value
 }
 

@@ -1,4 +1,5 @@
 import {
+  describeValue,
   type Executor,
   InvalidOptionError,
   isExecutor,
@@ -124,7 +125,8 @@ export interface EnqueueManyOptions {
  */
 export const MAX_BATCH = 1000
 
-const INT4_MAX = 2_147_483_647
+/** @internal The largest PostgreSQL `integer`. */
+export const INT4_MAX = 2_147_483_647
 
 /**
  * The range of times both a JavaScript Date and PostgreSQL's timestamptz
@@ -144,28 +146,30 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
     delayMs !== undefined &&
     (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)
   ) {
-    fail(`invalid delayMs ${String(delayMs)}: expected a finite number of milliseconds, 0 or more`)
+    fail(
+      `invalid delayMs ${describeValue(delayMs)}: expected a finite number of milliseconds, 0 or more`,
+    )
   }
   if (delayMs !== undefined && Date.now() + delayMs > MAX_ETA_MS) {
     fail(
-      `invalid delayMs ${String(delayMs)}: the eta it gives is past the latest Date (+275760-09-13)`,
+      `invalid delayMs ${describeValue(delayMs)}: the eta it gives is past the latest Date (+275760-09-13)`,
     )
   }
   if (eta !== undefined) {
     if (delayMs !== undefined) fail('give delayMs or eta, not both')
     const ms = eta instanceof Date ? eta.getTime() : eta
     if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-      fail(`invalid eta ${String(eta)}: expected a valid Date or epoch milliseconds`)
+      fail(`invalid eta ${describeValue(eta)}: expected a valid Date or epoch milliseconds`)
     }
     if (ms < MIN_ETA_MS || ms > MAX_ETA_MS) {
       fail(
-        `invalid eta ${String(eta)}: expected a time from 4714-11-24 BC to +275760-09-13 (epoch ms ${MIN_ETA_MS} to ${MAX_ETA_MS})`,
+        `invalid eta ${describeValue(eta)}: expected a time from 4714-11-24 BC to +275760-09-13 (epoch ms ${MIN_ETA_MS} to ${MAX_ETA_MS})`,
       )
     }
   }
   if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX)) {
     fail(
-      `invalid priority ${String(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
+      `invalid priority ${describeValue(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
     )
   }
   if (dedupMode !== undefined) {
@@ -190,7 +194,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
     // Past 2^53 ms (285,000 years) the expiry would overflow PostgreSQL's interval.
     if (typeof dedupTtlMs !== 'number' || !Number.isSafeInteger(dedupTtlMs) || dedupTtlMs <= 0) {
       fail(
-        `invalid dedupTtlMs ${String(dedupTtlMs)}: expected a positive integer of milliseconds (at most ${Number.MAX_SAFE_INTEGER}) with dedupKey`,
+        `invalid dedupTtlMs ${describeValue(dedupTtlMs)}: expected a positive integer of milliseconds (at most ${Number.MAX_SAFE_INTEGER}) with dedupKey`,
       )
     }
   }

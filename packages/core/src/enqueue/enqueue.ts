@@ -1,4 +1,5 @@
 import type { Executor } from '@iddqueue/schema'
+import { BrokerConnectionError } from '../errors.js'
 import type { Message } from '../message/message.js'
 import { encodeOptions } from '../message/message-codec.js'
 import type { EnqueueEvent } from '../plugin/middleware-interface.js'
@@ -7,6 +8,7 @@ import { isConnectionError, wrapError } from '../runtime/wrap-error.js'
 import { claimDeduplicationKey, mergedEntry, storedMessage } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
 import type { PreparedEntry } from './prepared-entry.js'
+import { DeadlinePassed, racesDeadline } from './send-deadline.js'
 
 /**
  * @internal One insert statement for the entries: the uniform variant (ids
@@ -114,7 +116,8 @@ export async function writeMessages(
 ): Promise<number> {
   let inserted = 0
   const hooks = core.enqueueHooks
-  if (hooks.length === 0) return insertMessages(core, entries, executor, skipExisting, transactional)
+  if (hooks.length === 0)
+    return insertMessages(core, entries, executor, skipExisting, transactional)
   let added: Record<string, unknown> | undefined
   const event: EnqueueEvent = {
     messages: entries.map((e) => e.message),
@@ -252,6 +255,9 @@ function wakeAfterCommit(core: BrokerContext, published: readonly PreparedEntry[
  * the same way: message ids are made here, so a write that committed before
  * the connection broke is not doubled. Inside a caller's transaction
  * existing ids are skipped from the start and nothing is retried.
+ *
+ * Outside a caller's transaction the whole send, retries included, has a
+ * deadline (`sendTimeoutMs`): past it, `BrokerConnectionError`.
  */
 export async function enqueueEntries(
   core: BrokerContext,
@@ -265,15 +271,17 @@ export async function enqueueEntries(
   const transactional = transaction !== undefined
   let skipExisting = transactional
   let reconnects = 0
+  const timeoutMs = transactional ? undefined : core.sendTimeoutMs
+  const deadline = timeoutMs === undefined ? 0 : performance.now() + timeoutMs
+  const what = () =>
+    entries.length === 1
+      ? `enqueue a message for ${entries[0]!.message.actor}`
+      : `enqueue ${entries.length} messages`
   for (;;) {
     try {
-      const { returned, published, inserted } = await writeEntries(
-        core,
-        entries,
-        executor,
-        transactional,
-        skipExisting,
-      )
+      const writing = writeEntries(core, entries, executor, transactional, skipExisting)
+      const { returned, published, inserted } =
+        timeoutMs === undefined ? await writing : await racesDeadline(writing, deadline, timeoutMs)
       if (!transactional && inserted > 0) wakeAfterCommit(core, published)
       if (core.events.has('message:enqueued')) {
         for (const entry of published)
@@ -285,16 +293,25 @@ export async function enqueueEntries(
         skipExisting = true
         continue
       }
-      if (!transactional && reconnects < RETRY_DELAYS_MS.length && isConnectionError(error)) {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[reconnects++]))
+      if (error instanceof DeadlinePassed) {
+        throw new BrokerConnectionError(
+          `Could not ${what()}: ${error.message} (sendTimeoutMs); the message may or may not be stored, and sending the same message again stores it at most once`,
+          { cause: error },
+        )
+      }
+      const pause = RETRY_DELAYS_MS[reconnects]
+      if (
+        !transactional &&
+        pause !== undefined &&
+        isConnectionError(error) &&
+        (timeoutMs === undefined || performance.now() + pause < deadline)
+      ) {
+        reconnects++
+        await new Promise((resolve) => setTimeout(resolve, pause))
         skipExisting = true
         continue
       }
-      const what =
-        entries.length === 1
-          ? `enqueue a message for ${entries[0]!.message.actor}`
-          : `enqueue ${entries.length} messages`
-      throw wrapError(error, what)
+      throw wrapError(error, what())
     }
   }
 }

@@ -1,4 +1,9 @@
-import { type AttemptOutcome, type Executor, InvalidOptionError } from '@iddqueue/schema'
+import {
+  type AttemptOutcome,
+  describeValue,
+  type Executor,
+  InvalidOptionError,
+} from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
 import { isUuid, uuid7 } from '../message/uuid7.js'
 import { pageLimit } from '../ops/failed.js'
@@ -249,7 +254,7 @@ export function attemptHistory(): AttemptHistoryPlugin {
       const olderThanMs = options?.olderThanMs
       if (typeof olderThanMs !== 'number' || !Number.isInteger(olderThanMs) || olderThanMs < 0) {
         throw new InvalidOptionError(
-          `Invalid olderThanMs ${String(olderThanMs)}: expected an integer of 0 or more`,
+          `Invalid olderThanMs ${describeValue(olderThanMs)}: expected an integer of 0 or more`,
         )
       }
       const current = await latch.wait('purge attempts')

@@ -1,4 +1,5 @@
 import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
+import { describeValue } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
@@ -129,7 +130,7 @@ export function pageLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_LIMIT
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InvalidOptionError(
-      `Invalid limit ${String(limit)}: expected an integer from 1 to ${MAX_LIMIT}`,
+      `Invalid limit ${describeValue(limit)}: expected an integer from 1 to ${MAX_LIMIT}`,
     )
   }
   return limit

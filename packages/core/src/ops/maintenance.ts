@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
@@ -64,7 +65,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   if (value === undefined) return fallback
   if (!Number.isInteger(value) || value < 0) {
     throw new InvalidOptionError(
-      `Invalid ${name} ${String(value)}: expected an integer of 0 or more`,
+      `Invalid ${name} ${describeValue(value)}: expected an integer of 0 or more`,
     )
   }
   return value

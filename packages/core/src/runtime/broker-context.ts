@@ -28,6 +28,8 @@ export interface BrokerContext {
   /** Option keys follow-ups inherit from the running message (see `IddqueuePlugin.inheritedOptions`). */
   readonly inheritedOptions: readonly string[]
   readonly maxPayloadBytes: number
+  /** A send's deadline outside a caller's transaction, in ms; undefined: none. */
+  readonly sendTimeoutMs: number | undefined
   /** Successful messages are deleted, not kept `done`. */
   readonly deleteOnSuccess: boolean
   /**

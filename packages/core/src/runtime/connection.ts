@@ -1,4 +1,5 @@
 import {
+  describeValue,
   type Executor,
   InvalidOptionError,
   isKysely,
@@ -8,6 +9,7 @@ import {
 } from '@iddqueue/schema'
 import postgres from 'postgres'
 import type { ListenFunction } from './listener.js'
+import { DEFAULT_CONNECT_TIMEOUT_MS, reconnectDelaySeconds } from './reconnect-policy.js'
 
 /** @internal How the broker reaches PostgreSQL. */
 export interface Connection {
@@ -27,17 +29,65 @@ export interface ConnectionOptions {
   readonly pollOnly?: boolean
   readonly poolSize?: number
   readonly prepare?: boolean
+  readonly connectTimeoutMs?: number
 }
 
 type Sql = postgres.Sql
 
-function ownPool(url: string, max: number, prepare: boolean): Sql {
+// Bounded on purpose (see reconnect-policy.ts): a pool that waits seconds
+// between attempts keeps every queued query waiting after the server is back.
+function ownPool(
+  url: string,
+  max: number,
+  prepare: boolean,
+  connectTimeoutMs: number,
+  option: 'url' | 'listenUrl',
+): Sql {
+  try {
+    return postgresPool(url, max, prepare, connectTimeoutMs)
+  } catch (error) {
+    // postgres.js throws Node's TypeError, whose `input` is the whole URL,
+    // password included: neither it nor the URL goes into this error.
+    throw new InvalidOptionError(
+      `Invalid ${option}: not a parsable connection string (${(error as Error)?.message ?? 'unknown error'}); it is not shown here because it may hold a password`,
+    )
+  }
+}
+
+function postgresPool(url: string, max: number, prepare: boolean, connectTimeoutMs: number): Sql {
   return postgres(url, {
     max,
     prepare,
     onnotice: () => {},
     connection: { application_name: 'iddqueue' },
+    connect_timeout: connectTimeoutMs / 1_000,
+    backoff: (retries: number) => reconnectDelaySeconds(retries),
   })
+}
+
+/**
+ * postgres.js reads the server's array types again on every new connection
+ * and leaves that query's promise unhandled: a connection terminated during
+ * it (a restart, `pg_terminate_backend`) became an unhandled rejection,
+ * which ends a Node process. The types never change, so once the first
+ * statement succeeded (they are read before it runs) the pool stops
+ * reading them.
+ */
+function fetchTypesOnce(sql: Sql, executor: Executor): Executor {
+  let fetched = false
+  const done = <T>(result: T): T => {
+    if (!fetched) {
+      fetched = true
+      ;(sql.options as { fetch_types: boolean }).fetch_types = false
+    }
+    return result
+  }
+  return {
+    inTransaction: executor.inTransaction,
+    query: <Row>(text: string, params?: readonly unknown[]) =>
+      executor.query<Row>(text, params).then(done),
+    transaction: <T>(fn: (tx: Executor) => Promise<T>) => executor.transaction(fn).then(done),
+  }
 }
 
 function listenOn(sql: Sql): ListenFunction {
@@ -70,6 +120,16 @@ export function openConnection(options: ConnectionOptions): Connection {
       `Invalid poolSize ${options.poolSize}: expected an integer of at least 2`,
     )
   }
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  if (
+    typeof connectTimeoutMs !== 'number' ||
+    !Number.isInteger(connectTimeoutMs) ||
+    connectTimeoutMs < 100
+  ) {
+    throw new InvalidOptionError(
+      `Invalid connectTimeoutMs ${describeValue(options.connectTimeoutMs)}: expected an integer of at least 100`,
+    )
+  }
   const owned: Sql[] = []
   let executor: Executor
   let listenSql: Sql | undefined
@@ -80,9 +140,9 @@ export function openConnection(options: ConnectionOptions): Connection {
       )
     }
     const prepare = options.prepare ?? true
-    const sql = ownPool(options.url, poolSize, prepare)
+    const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs, 'url')
     owned.push(sql)
-    executor = postgresJsExecutor(sql, { prepare })
+    executor = fetchTypesOnce(sql, postgresJsExecutor(sql, { prepare }))
     listenSql = sql
   } else if (options.sql !== undefined) {
     if (!isPostgresJs(options.sql)) {
@@ -98,7 +158,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     executor = kyselyExecutor(options.db)
   }
   if (options.listenUrl !== undefined) {
-    listenSql = ownPool(options.listenUrl, 1, true)
+    listenSql = ownPool(options.listenUrl, 1, true, connectTimeoutMs, 'listenUrl')
     owned.push(listenSql)
   }
   return {

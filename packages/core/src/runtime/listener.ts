@@ -9,6 +9,19 @@ export type ListenFunction = (
 
 type Handler = (payload: string) => void
 
+/**
+ * How long after a channel is listened to again the rescan waits for the
+ * other channels, which come back on the same connection a moment later.
+ */
+const RESCAN_AFTER_MS = 20
+/**
+ * After a rescan, re-listens of channels it covered during this long (each
+ * extending it) belong to the same reconnection: postgres.js re-runs LISTEN
+ * once per failed attempt while the server was down, and those answers
+ * arrive in waves tens of milliseconds apart. One rescan covers them.
+ */
+const SAME_RECONNECTION_MS = 1_000
+
 interface Channel {
   readonly handlers: Set<Handler>
   listening: Promise<{ unlisten(): Promise<void> }> | undefined
@@ -27,6 +40,11 @@ export class Listener {
   readonly #reconnected = new Set<() => void>()
   /** Notifications this process sent and already delivered to itself, by channel and payload. */
   readonly #echoes = new Map<string, number>()
+  #rescanTimer: NodeJS.Timeout | undefined
+  readonly #relistened = new Set<string>()
+  /** Channels the last rescan covered, and until when a re-listen of one is the same reconnection. */
+  #covered = new Set<string>()
+  #coveredUntil = 0
 
   constructor(
     listen: ListenFunction | undefined,
@@ -54,12 +72,7 @@ export class Listener {
           for (const h of created.handlers) h(payload)
         },
         () => {
-          if (++created.connections > 1) {
-            this.logger.info('listen connection re-established; rescanning', {
-              channel: channelName,
-            })
-            for (const callback of this.#reconnected) callback()
-          }
+          if (++created.connections > 1) this.#scheduleRescan(channelName)
         },
       )
       channel = created
@@ -124,7 +137,34 @@ export class Listener {
     return true
   }
 
-  /** Runs `callback` after the listen connection comes back from a disconnection. */
+  #scheduleRescan(channel: string): void {
+    const now = performance.now()
+    if (now < this.#coveredUntil && this.#covered.has(channel)) {
+      this.#coveredUntil = now + SAME_RECONNECTION_MS
+      return
+    }
+    this.#relistened.add(channel)
+    clearTimeout(this.#rescanTimer)
+    this.#rescanTimer = setTimeout(() => {
+      this.#rescanTimer = undefined
+      const channels = [...this.#relistened]
+      this.#relistened.clear()
+      const again = performance.now() < this.#coveredUntil
+      if (!again) this.#covered = new Set()
+      for (const c of channels) this.#covered.add(c)
+      this.#coveredUntil = performance.now() + SAME_RECONNECTION_MS
+      if (again)
+        this.logger.debug('listen connection re-established on more channels; rescanning', {
+          channels,
+        })
+      else this.logger.info('listen connection re-established; rescanning', { channels })
+      for (const callback of this.#reconnected) callback()
+    }, RESCAN_AFTER_MS)
+    // A pending rescan must not keep the process alive after everything closed.
+    this.#rescanTimer.unref()
+  }
+
+  /** Runs `callback` once after the listen connection comes back from a disconnection. */
   onReconnect(callback: () => void): () => void {
     this.#reconnected.add(callback)
     return () => {

@@ -4,6 +4,7 @@ import { claimSql, nextEtaSql } from './claim.js'
 import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-deduplication-key.js'
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
+import { reconcileSql } from './reconcile.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
 import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
 import { reportProgressSql } from './report-progress.js'
@@ -37,6 +38,7 @@ export interface Statements {
   readonly heartbeat: string
   readonly deregisterWorker: string
   readonly recover: string
+  readonly reconcile: string
   readonly recoverOrphans: string
   readonly rescuerLead: string
   readonly wakeQueues: string
@@ -85,6 +87,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     heartbeat: heartbeatSql(ns),
     deregisterWorker: deregisterWorkerSql(ns),
     recover: recoverSql(ns),
+    reconcile: reconcileSql(ns),
     recoverOrphans: recoverOrphansSql(ns),
     rescuerLead: rescuerLeadSql(ns),
     wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',

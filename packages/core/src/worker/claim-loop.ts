@@ -12,7 +12,12 @@ interface ClaimedRow extends Delivery {
 
 /** Claims a worker may have in flight at once (the held rows below assume at most two). */
 const MAX_CLAIMS_IN_FLIGHT = 2
-const MAX_ERROR_BACKOFF_MS = 2_000
+/**
+ * Longest pause between claims that failed. Short, so a worker resumes
+ * within about half a second of PostgreSQL answering even when no
+ * reconnection signal wakes it (poll-only mode); it was 2 s.
+ */
+const MAX_ERROR_BACKOFF_MS = 500
 
 /** @internal What the claim loop asks of the rest of the worker. */
 export interface ClaimLoopHooks {
@@ -60,6 +65,9 @@ export class ClaimLoop {
   #idleDeadline = Number.POSITIVE_INFINITY
   #errorTimer: NodeJS.Timeout | undefined
   #errorBackoffMs = 0
+  /** Holds on claiming (a reconciliation runs), and who waits for claims in flight to end. */
+  #holds = 0
+  #claimsEnded: (() => void)[] = []
 
   constructor(
     private readonly core: BrokerContext,
@@ -99,6 +107,7 @@ export class ClaimLoop {
     if (
       !this.hooks.isRunning() ||
       this.#claims >= MAX_CLAIMS_IN_FLIGHT ||
+      this.#holds > 0 ||
       this.#idle ||
       this.#errorTimer
     )
@@ -116,8 +125,31 @@ export class ClaimLoop {
     void this.#claim(free)
   }
 
-  /** Ends any sleep and claims at once (a notification, a resume, a reconnect). */
+  /**
+   * Stops claiming until the returned function is called; resolves once no
+   * claim is in flight, so every row claimed so far is in the buffer.
+   */
+  async pause(): Promise<() => void> {
+    this.#holds++
+    if (this.#claims > 0) await new Promise<void>((resolve) => this.#claimsEnded.push(resolve))
+    let resumed = false
+    return () => {
+      if (resumed) return
+      resumed = true
+      this.#holds--
+      this.pump()
+    }
+  }
+
+  /**
+   * Ends any sleep and claims at once (a notification, a resume, a
+   * reconnect), without waiting out the backoff of a failed claim.
+   */
   wake(): void {
+    if (this.#errorTimer) {
+      clearTimeout(this.#errorTimer)
+      this.#errorTimer = undefined
+    }
     this.#wakeSeq++
     this.#idle = false
     clearTimeout(this.#idleTimer)
@@ -178,12 +210,15 @@ export class ClaimLoop {
         this.workerId,
       ])
     } catch (error) {
-      this.#answered(id, limit)
+      this.#inFlight.delete(id)
+      this.#claimEnded(limit)
       this.#retryAfterError(error, 'claim messages')
       this.pump() // rows held for this claim may start now
       return
     }
-    this.#answered(id, limit)
+    // This claim no longer holds back others' rows; its own count ends once
+    // its rows are buffered (below), so a reconciliation never misses them.
+    this.#inFlight.delete(id)
     this.#errorBackoffMs = 0
     if (this.core.events.has('worker:claimed')) {
       this.core.events.emit('worker:claimed', {
@@ -194,6 +229,7 @@ export class ClaimLoop {
       })
     }
     if (!this.hooks.isRunning()) {
+      this.#claimEnded(limit)
       if (rows.length > 0) this.hooks.release(rows)
       return
     }
@@ -208,14 +244,18 @@ export class ClaimLoop {
       this.buffer.push(...runnable)
       this.buffer.sort(compareDeliveries)
     }
+    // Only now: the rows are in the buffer before a reconciliation may look.
+    this.#claimEnded(limit)
     if (rows.length < limit && !more && seq === this.#wakeSeq) this.#goIdle()
     this.pump()
   }
 
-  #answered(id: number, limit: number): void {
+  #claimEnded(limit: number): void {
     this.#claims--
-    this.#inFlight.delete(id)
     this.#claimedAhead -= limit
+    if (this.#claims === 0 && this.#claimsEnded.length > 0) {
+      for (const resolve of this.#claimsEnded.splice(0)) resolve()
+    }
   }
 
   #goIdle(): void {

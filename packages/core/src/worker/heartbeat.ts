@@ -2,15 +2,27 @@ import { hostname } from 'node:os'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import type { ResolvedWorkerOptions } from './worker-options.js'
 
+type ServerStart = { server_started_ms: number }
+
 /**
  * @internal A worker's presence in the `workers` table: registration, a
  * heartbeat every `heartbeatIntervalMs` (registering again if it was
  * presumed dead), then on the same tick the worker's periodic duties
  * (`onTick`: control's refresh, the rescuer), and deregistration on stop.
+ *
+ * It is also how the worker learns that PostgreSQL came back: the first
+ * heartbeat to succeed after failed ones, or one that finds the server
+ * restarted (a new `pg_postmaster_start_time()`, even if no statement of
+ * this worker failed), calls `onReconnect`.
  */
 export class Heartbeat {
   #timer: NodeJS.Timeout | undefined
   #ticking = false
+  /** When the last heartbeat succeeded (performance.now()). */
+  #lastBeatAt = performance.now()
+  /** A heartbeat failed since the last that succeeded. */
+  #failed = false
+  #serverStartedMs: number | undefined
 
   constructor(
     private readonly core: BrokerContext,
@@ -19,16 +31,19 @@ export class Heartbeat {
     private readonly options: ResolvedWorkerOptions,
     private readonly onError: (error: unknown) => void,
     private readonly onTick: () => Promise<void>,
+    private readonly onReconnect: () => Promise<void> = async () => {},
   ) {}
 
   async register(): Promise<void> {
-    await this.core.executor.query(this.core.statements.registerWorker, [
+    const [row] = await this.core.executor.query<ServerStart>(this.core.statements.registerWorker, [
       this.workerId,
       hostname(),
       process.pid,
       this.queues,
       this.options.concurrency,
     ])
+    this.#lastBeatAt = performance.now()
+    this.#serverStartedMs ??= row?.server_started_ms
   }
 
   start(): void {
@@ -50,16 +65,34 @@ export class Heartbeat {
     if (this.#ticking) return
     this.#ticking = true
     try {
-      const alive = await this.core.executor.query(this.core.statements.heartbeat, [this.workerId])
+      const alive = await this.core.executor.query<ServerStart>(this.core.statements.heartbeat, [
+        this.workerId,
+      ])
+      const silentMs = Math.round(performance.now() - this.#lastBeatAt)
+      const outage = this.#failed
+      this.#failed = false
+      this.#lastBeatAt = performance.now()
+      const started = alive[0]?.server_started_ms
+      const restarted =
+        started !== undefined &&
+        this.#serverStartedMs !== undefined &&
+        started !== this.#serverStartedMs
+      if (started !== undefined) this.#serverStartedMs = started
       if (alive.length === 0) {
+        const { staleAfterMs } = this.options
+        // Say what happened: a database outage is not a blocked event loop.
         this.core.logger.warn(
-          'worker was presumed dead (event loop blocked longer than staleAfterMs?); its messages were requeued and may run twice',
-          { worker: this.workerId },
+          outage
+            ? `worker lost PostgreSQL for ${silentMs} ms (its heartbeats failed: the database was unreachable or not answering), longer than staleAfterMs (${staleAfterMs} ms), and was presumed dead; its messages were queued again and may run twice`
+            : `worker was presumed dead: no heartbeat for ${silentMs} ms while PostgreSQL answered, longer than staleAfterMs (${staleAfterMs} ms); the event loop was probably blocked (a synchronous handler?); its messages were queued again and may run twice`,
+          { worker: this.workerId, silentMs, staleAfterMs },
         )
         await this.register()
       }
+      if (outage || restarted || alive.length === 0) await this.onReconnect()
       await this.onTick()
     } catch (error) {
+      this.#failed = true
       this.onError(error)
     } finally {
       this.#ticking = false

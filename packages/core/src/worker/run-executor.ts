@@ -3,6 +3,7 @@ import { InvalidPayloadError, TimeLimitExceeded, UnknownActorError } from '../er
 import type { Outcome } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import type { Delivery } from './delivery.js'
+import { deliveryProblem } from './delivery-shape.js'
 import type { Prefetch } from './prefetch.js'
 import { type ProcessChain, processChain } from './process-chain.js'
 import { Run } from './run.js'
@@ -53,14 +54,11 @@ export class RunExecutor {
         queueWaitMs: Math.max(0, performance.timeOrigin + run.startedAt - delivery.eta_ms),
       })
     }
+    const problem = actor ? deliveryProblem(delivery) : undefined
     const invalid = actor
-      ? !Array.isArray(delivery.args) ||
-        typeof delivery.options !== 'object' ||
-        delivery.options === null
-        ? new InvalidPayloadError(
-            `Message ${delivery.id} has malformed arguments or options; rejected`,
-          )
-        : undefined
+      ? problem === undefined
+        ? undefined
+        : new InvalidPayloadError(`Message ${delivery.id} is malformed (${problem}); rejected`)
       : new UnknownActorError(
           `Message ${delivery.id} names actor ${delivery.actor}, which this worker does not declare; rejected`,
         )

@@ -4,6 +4,12 @@ import { type SettleEntry, settleBatch } from './settle-batch.js'
 
 const MAX_IN_FLIGHT = 2
 const MAX_ENTRY_FAILURES = 3
+/**
+ * Longest pause before rewriting failed outcomes. Short, so outcomes are
+ * written within half a second of PostgreSQL answering again (they were
+ * 10-18 s late with 2 s here and postgres.js's own backoff).
+ */
+const MAX_BACKOFF_MS = 500
 
 /**
  * @internal Writes outcomes in batches: while a write is in flight, new
@@ -16,6 +22,7 @@ const MAX_ENTRY_FAILURES = 3
 export class SettleBatcher {
   #pending: SettleEntry[] = []
   #inFlight = 0
+  readonly #writing = new Set<readonly SettleEntry[]>()
   #scheduled = false
   #retryTimer: NodeJS.Timeout | undefined
   #backoffMs = 0
@@ -32,6 +39,20 @@ export class SettleBatcher {
 
   get pending(): number {
     return this.#pending.length + this.#inFlight
+  }
+
+  /** Ids of every message with an outcome waiting or being written. */
+  *heldIds(): Generator<string> {
+    for (const entry of this.#pending) yield entry.message.id
+    for (const batch of this.#writing) for (const entry of batch) yield entry.message.id
+  }
+
+  /** Retries a failed write now instead of after its backoff (PostgreSQL is back). */
+  retryNow(): void {
+    if (!this.#retryTimer) return
+    clearTimeout(this.#retryTimer)
+    this.#retryTimer = undefined
+    this.#schedule()
   }
 
   add(entry: SettleEntry): void {
@@ -78,7 +99,10 @@ export class SettleBatcher {
   async #flush(): Promise<void> {
     if (this.#pending.length === 0) return
     const batch = this.#pending.splice(0, this.#isolate ? 1 : this.batchSize)
-    this.#inFlight += batch.length
+    // Counted once: #onError may drop entries from the batch.
+    const size = batch.length
+    this.#inFlight += size
+    this.#writing.add(batch)
     try {
       await settleBatch(this.core, batch, this.workerId)
       this.#backoffMs = 0
@@ -88,7 +112,8 @@ export class SettleBatcher {
     } catch (error) {
       this.#onError(batch, error)
     } finally {
-      this.#inFlight -= batch.length
+      this.#inFlight -= size
+      this.#writing.delete(batch)
     }
     if (this.pending === 0) {
       const idle = this.#idle
@@ -124,7 +149,7 @@ export class SettleBatcher {
       }
     }
     this.#pending.unshift(...batch)
-    this.#backoffMs = Math.min(2_000, Math.max(50, this.#backoffMs * 2))
+    this.#backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(50, this.#backoffMs * 2))
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined
       this.#schedule()

@@ -24,4 +24,5 @@ export const WORKER_DEFAULTS = Object.freeze({
   purgeIntervalMs: 3_600_000,
   retentionMs: DEFAULT_RETENTION_MS,
   settleBatchSize: 1_000,
+  queryTimeoutMs: 15_000,
 })

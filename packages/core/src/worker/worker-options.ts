@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
 import { WORKER_DEFAULTS as D } from './worker-defaults.js'
@@ -36,6 +37,13 @@ export interface WorkerOptions {
   readonly purgeIntervalMs?: number | false | undefined
   /** Finished messages older than this are purged. Default 30 days. */
   readonly retentionMs?: number | undefined
+  /**
+   * The deadline of each of the worker's own database calls (claim,
+   * heartbeat, settle, recovery, control), in ms. Past it the call fails as
+   * if the connection broke and is retried; a claim that still commits
+   * later is handed back by the reconciliation that follows. Default 15,000.
+   */
+  readonly queryTimeoutMs?: number | undefined
   /** Most outcomes written by one settle statement. Default 1,000. */
   readonly settleBatchSize?: number | undefined
 }
@@ -52,13 +60,14 @@ export interface ResolvedWorkerOptions {
   readonly purgeIntervalMs: number | false
   readonly retentionMs: number
   readonly settleBatchSize: number
+  readonly queryTimeoutMs: number
 }
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new InvalidOptionError(
-      `Invalid worker option ${name}: expected an integer of at least ${min}, got ${String(value)}`,
+      `Invalid worker option ${name}: expected an integer of at least ${min}, got ${describeValue(value)}`,
     )
   }
   return value
@@ -110,5 +119,6 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     purgeIntervalMs,
     retentionMs: positive('retentionMs', options.retentionMs, D.retentionMs),
     settleBatchSize: positive('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
+    queryTimeoutMs: positive('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
   }
 }

@@ -3,8 +3,10 @@ import { InvalidOptionError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { ClaimLoop } from './claim-loop.js'
+import { deadlineExecutor } from './deadline-executor.js'
 import { Heartbeat } from './heartbeat.js'
 import { Prefetch } from './prefetch.js'
+import { Reconciler } from './reconciler.js'
 import { type Releasable, release } from './release.js'
 import { Rescuer } from './rescuer.js'
 import { RunExecutor } from './run-executor.js'
@@ -69,6 +71,9 @@ export class Worker {
   readonly #loop: ClaimLoop
   readonly #executor: RunExecutor
   readonly #control: WorkerControl
+  readonly #reconciler: Reconciler
+  /** The broker's context with a deadline on every statement (see deadline-executor.ts). */
+  readonly #guarded: BrokerContext
   #heartbeat: Heartbeat | undefined
   readonly #unsubscribe: (() => Promise<void> | void)[] = []
   #stopping: Promise<void> | undefined
@@ -85,9 +90,19 @@ export class Worker {
     this.#options = resolveWorkerOptions(options)
     this.#onStopped = onStopped
     const { concurrency } = this.#options
+    // Handlers' own work (follow-up sends, plugin calls) keeps the broker's
+    // executor; the worker's bookkeeping gets deadlines.
+    const guarded: BrokerContext = Object.create(core, {
+      executor: {
+        value: deadlineExecutor(core.executor, this.#options.queryTimeoutMs, () => {
+          void this.#reconciler.request()
+        }),
+      },
+    })
+    this.#guarded = guarded
     this.#slots = new RunSlots(concurrency)
     const prefetch = new Prefetch(this.#options.prefetch, concurrency)
-    this.#settler = new SettleBatcher(core, this.id, this.#options.settleBatchSize, (entries) =>
+    this.#settler = new SettleBatcher(guarded, this.id, this.#options.settleBatchSize, (entries) =>
       this.#loop.afterSettle(entries),
     )
     const isRunning = () => this.#state === 'running'
@@ -96,16 +111,22 @@ export class Worker {
     this.#executor = new RunExecutor(core, this.id, this.#slots, prefetch, this.#settler, () =>
       this.#loop.pump(),
     )
-    this.#loop = new ClaimLoop(core, this.id, this.#options, this.#slots, prefetch, {
+    this.#loop = new ClaimLoop(guarded, this.id, this.#options, this.#slots, prefetch, {
       isRunning,
       start: (delivery) => this.#executor.start(delivery),
       screen: (rows) => this.#control.screen(rows),
       release: releaseRows,
       reportError,
     })
-    this.#control = new WorkerControl(core, this.id, this.#loop, this.#slots, {
+    this.#control = new WorkerControl(guarded, this.id, this.#loop, this.#slots, {
       isRunning,
       release: releaseRows,
+      reportError,
+    })
+    this.#reconciler = new Reconciler(guarded, this.id, {
+      isRunning,
+      held: () => this.#held(),
+      pauseClaims: () => this.#loop.pause(),
       reportError,
     })
   }
@@ -153,17 +174,19 @@ export class Worker {
     this.#queues = queues
     const queueSet = new Set(queues)
     this.#loop.configure(queues)
-    const rescuer = new Rescuer(this.#core, this.id, this.#options)
+    const rescuer = new Rescuer(this.#guarded, this.id, this.#options)
     const heartbeat = new Heartbeat(
-      this.#core,
+      this.#guarded,
       this.id,
       queues,
       this.#options,
       (error) => this.#reportError(error, 'heartbeat'),
       async () => {
+        await this.#reconciler.retryIfPending()
         await this.#control.refresh()
         await rescuer.tick()
       },
+      () => this.#afterReconnect(),
     )
     try {
       await heartbeat.register()
@@ -177,7 +200,7 @@ export class Worker {
     } catch (error) {
       throw wrapError(error, 'start a worker')
     }
-    this.#unsubscribe.push(this.#core.listener.onReconnect(() => this.#loop.wake()))
+    this.#unsubscribe.push(this.#core.listener.onReconnect(() => void this.#afterReconnect()))
     this.#heartbeat = heartbeat
     heartbeat.start()
     this.#state = 'running'
@@ -265,6 +288,26 @@ export class Worker {
     this.#core.events.emit('worker:stopped', { workerId: this.id })
     this.#core.logger.info('worker stopped', { worker: this.id })
     this.#onStopped()
+  }
+
+  /**
+   * PostgreSQL answers again (the LISTEN connection is back, or a heartbeat
+   * succeeded after failing or found the server restarted): claim and write
+   * outcomes now rather than after their backoff, and reconcile what the
+   * database says this worker holds with what it really holds.
+   */
+  async #afterReconnect(): Promise<void> {
+    if (this.#state !== 'running') return
+    this.#loop.wake()
+    this.#settler.retryNow()
+    await this.#reconciler.request()
+  }
+
+  /** Every message this worker runs, buffers or has an outcome pending for. */
+  *#held(): Generator<string> {
+    for (const run of this.#slots.values()) yield run.message.id
+    for (const delivery of this.#loop.buffer) yield delivery.id
+    yield* this.#settler.heldIds()
   }
 
   #reportError(error: unknown, doing: string): void {

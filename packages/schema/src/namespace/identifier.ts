@@ -1,3 +1,4 @@
+import { describeValue } from '../describe-value.js'
 import { InvalidIdentifierError } from '../errors.js'
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
@@ -18,10 +19,6 @@ export const MAX_SCHEMA_BYTES = 63
  */
 export const MAX_PREFIX_BYTES = 32
 
-function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value)
-}
-
 /**
  * @internal Checks a schema name: lowercase ASCII letters, digits and `_`,
  * not starting with a digit, not `pg_*`, at most 63 bytes.
@@ -29,12 +26,12 @@ function describe(value: unknown): string {
 export function assertSchemaName(value: unknown): asserts value is string {
   if (typeof value !== 'string' || !IDENTIFIER.test(value) || value.length > MAX_SCHEMA_BYTES) {
     throw new InvalidIdentifierError(
-      `Invalid schema name ${describe(value)}: expected 1 to ${MAX_SCHEMA_BYTES} lowercase ASCII letters, digits or underscores, not starting with a digit`,
+      `Invalid schema name ${describeValue(value)}: expected 1 to ${MAX_SCHEMA_BYTES} lowercase ASCII letters, digits or underscores, not starting with a digit`,
     )
   }
   if (value.startsWith('pg_')) {
     throw new InvalidIdentifierError(
-      `Invalid schema name ${describe(value)}: names starting with "pg_" are reserved by PostgreSQL`,
+      `Invalid schema name ${describeValue(value)}: names starting with "pg_" are reserved by PostgreSQL`,
     )
   }
 }
@@ -46,7 +43,7 @@ export function assertSchemaName(value: unknown): asserts value is string {
 export function assertPrefix(value: unknown): asserts value is string {
   if (typeof value !== 'string' || !PREFIX.test(value) || value.length > MAX_PREFIX_BYTES) {
     throw new InvalidIdentifierError(
-      `Invalid table prefix ${describe(value)}: expected at most ${MAX_PREFIX_BYTES} lowercase ASCII letters, digits or underscores, not starting with a digit`,
+      `Invalid table prefix ${describeValue(value)}: expected at most ${MAX_PREFIX_BYTES} lowercase ASCII letters, digits or underscores, not starting with a digit`,
     )
   }
 }

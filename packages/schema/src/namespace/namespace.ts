@@ -1,3 +1,5 @@
+import { describeValue } from '../describe-value.js'
+import { InvalidIdentifierError } from '../errors.js'
 import type { TableName } from '../tables/iddqueue-database.js'
 import { lockKeyOf, sha256Hex } from './hash.js'
 import { assertPrefix, assertSchemaName, quoteIdentifier } from './identifier.js'
@@ -117,5 +119,10 @@ export function isNamespace(value: unknown): value is Namespace {
  * const ns = toNamespace(options.namespace) // undefined gives the default namespace
  */
 export function toNamespace(value: Namespace | NamespaceOptions | undefined): Namespace {
+  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+    throw new InvalidIdentifierError(
+      `Invalid namespace ${describeValue(value)}: expected a namespace() or { schema, prefix }`,
+    )
+  }
   return isNamespace(value) ? value : namespace(value)
 }

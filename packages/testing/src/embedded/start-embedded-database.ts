@@ -36,7 +36,10 @@ const postgresFlags = [
  *
  * @internal
  */
-export async function startEmbeddedDatabase(log: (message: string) => void): Promise<TestDatabase> {
+export async function startEmbeddedDatabase(
+  log: (message: string) => void,
+  settings: Readonly<Record<string, string>> = {},
+): Promise<TestDatabase> {
   const EmbeddedPostgresClass = await loadEmbeddedPostgres()
   const dataDir = await mkdtemp(join(tmpdir(), 'iddqueue-pg-'))
   // As root, the server runs as user postgres, which must be able to enter it.
@@ -58,7 +61,10 @@ export async function startEmbeddedDatabase(log: (message: string) => void): Pro
       // user postgres, creating that user if needed.
       createPostgresUser: process.getuid?.() === 0,
       initdbFlags: ['--encoding=UTF8', '--no-locale', '--no-sync'],
-      postgresFlags,
+      postgresFlags: [
+        ...postgresFlags,
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
       onLog: (message) => {
         output = (output + message).slice(-outputLimit)
       },
@@ -104,11 +110,14 @@ export async function startEmbeddedDatabase(log: (message: string) => void): Pro
   return {
     url: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`,
     mode: 'embedded',
-    restart: async (downMs = 0) => {
+    restart: async (downMs = 0, options = {}) => {
       if (stopping) throw new TestDatabaseError('cannot restart a stopped embedded PostgreSQL')
-      // A fast shutdown (SIGINT) keeps the data directory, as a real restart does.
+      // Both keep the data directory, as a real restart does. A fast shutdown
+      // (SIGINT) writes a checkpoint; an immediate one (SIGQUIT) is a crash:
+      // commits not yet flushed from the WAL buffers are lost, and the server
+      // runs crash recovery when it starts again.
       if (pid !== undefined) {
-        process.kill(pid, 'SIGINT')
+        process.kill(pid, options.mode === 'immediate' ? 'SIGQUIT' : 'SIGINT')
         const deadline = Date.now() + stopTimeoutMs
         while (isProcessAlive(pid) && Date.now() < deadline) await sleep(20)
         await killPostmaster(pid)

@@ -1,0 +1,51 @@
+import type { Executor } from '@iddqueue/schema'
+import { BrokerConnectionError } from '../errors.js'
+
+/**
+ * @internal The worker's executor: every statement and transaction gets a
+ * deadline, past which it fails with `BrokerConnectionError` (so the caller
+ * retries it as after a lost connection) and `onTimeout` runs.
+ *
+ * After a terminated connection, postgres.js can leave a query pending for
+ * seconds (measured: 8 to 25 of 30 for 6 to 23 s); a claim, heartbeat or
+ * settle waiting on one would stall the worker. The abandoned statement may
+ * still commit later: a late claim leaves rows this worker holds without
+ * knowing, which is why `onTimeout` asks for a reconciliation; a late
+ * settle only repeats what the retry writes (settles are guarded by state
+ * and worker).
+ *
+ * @example
+ * const executor = deadlineExecutor(core.executor, 15_000, () => reconciler.request())
+ */
+export function deadlineExecutor(
+  executor: Executor,
+  timeoutMs: number,
+  onTimeout: (what: string) => void,
+): Executor {
+  const within = <T>(work: Promise<T>, what: string): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        onTimeout(what)
+        reject(
+          new BrokerConnectionError(
+            `PostgreSQL did not answer ${what} within ${timeoutMs} ms (queryTimeoutMs)`,
+          ),
+        )
+      }, timeoutMs)
+    })
+    work.catch(() => {})
+    return Promise.race([work, expired]).finally(() => clearTimeout(timer))
+  }
+  return {
+    inTransaction: executor.inTransaction,
+    query<Row>(text: string, params?: readonly unknown[]): Promise<Row[]> {
+      return within(executor.query<Row>(text, params), 'a statement')
+    },
+    // The statements inside run on the transaction's own connection, under
+    // the deadline of the whole transaction.
+    transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+      return within(executor.transaction(fn), 'a transaction')
+    },
+  }
+}

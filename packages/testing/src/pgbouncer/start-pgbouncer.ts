@@ -37,6 +37,8 @@ export interface StartPgBouncerOptions {
 export interface PgBouncer {
   /** The port PgBouncer listens on, on 127.0.0.1. */
   readonly port: number
+  /** The PgBouncer process id. */
+  readonly pid: number
   /** A URL to `database` through PgBouncer (no credentials needed: PgBouncer logs in for you). */
   url(database: string): string
   /** Stops PgBouncer and removes its files. Safe to call twice. */
@@ -169,6 +171,7 @@ export async function startPgBouncer(options: StartPgBouncerOptions): Promise<Pg
 
   return {
     port,
+    pid: child.pid as number,
     url(database) {
       return `postgres://${encodeURIComponent(decodeURIComponent(server.username || 'postgres'))}@127.0.0.1:${port}/${encodeURIComponent(database)}`
     },

@@ -28,6 +28,7 @@ export {
   InvalidIdentifierError,
   InvalidOptionError,
   InvalidPayloadError,
+  InvalidStateError,
   MessageCancelled,
   PayloadTooLargeError,
   Retry,
@@ -47,7 +48,11 @@ export type {
   PurgeAttemptsOptions,
 } from './history/attempt-record.js'
 export { type EncodedMessage, Message, type ResultOptions } from './message/message.js'
-export { DEFAULT_MAX_PAYLOAD_BYTES, encodeJson } from './message/message-codec.js'
+export {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  encodeJson,
+  MAX_PAYLOAD_DEPTH,
+} from './message/message-codec.js'
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'

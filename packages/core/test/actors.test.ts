@@ -7,6 +7,7 @@ import {
   type IddqueuePlugin,
   InvalidIdentifierError,
   InvalidOptionError,
+  InvalidStateError,
   type Message,
 } from '../src/index.js'
 import { setupDatabase } from './helpers.js'
@@ -187,7 +188,7 @@ describe('declaring an actor', () => {
     const broker = db.broker()
     const first = broker.actor('twice', (n: number) => n, { queue: 'first' })
     const error = thrown(() => broker.actor('twice', (n: number) => n * 2, { queue: 'second' }))
-    expect(InvalidOptionError.isInstance(error)).toBe(true)
+    expect(InvalidStateError.isInstance(error)).toBe(true)
     expect(error.message).toBe('Actor twice is already declared on this broker')
     await first.send(1)
     // broker.message() for the name still resolves to the first declaration's queue.

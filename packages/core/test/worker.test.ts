@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   type ActorContext,
   InvalidPayloadError,
+  InvalidStateError,
   UnknownActorError,
   WorkerShutdown,
 } from '../src/index.js'
@@ -366,7 +367,9 @@ describe('worker', () => {
     broker.actor('x', () => {})
     const worker = broker.worker()
     await worker.start()
-    await expect(worker.start()).rejects.toThrow('already started')
+    await expect(worker.start()).rejects.toSatisfy(
+      (error) => InvalidStateError.isInstance(error) && /already started/.test(String(error)),
+    )
     await worker.stop()
   })
 })

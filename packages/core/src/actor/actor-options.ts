@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors.js'
+import { checkInteger, INT4_MAX } from '../options/check-option.js'
 import { assertName } from './names.js'
 
 /**
@@ -113,8 +114,6 @@ const CORE_KEYS = [
   'notifyShutdown',
 ] as const
 
-const INT4_MAX = 2_147_483_647
-
 function integer(
   actor: string,
   key: string,
@@ -122,12 +121,7 @@ function integer(
   min: number,
   max = Number.MAX_SAFE_INTEGER,
 ): void {
-  if (value === undefined) return
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidOptionError(
-      `Invalid option ${key} for actor ${actor}: expected an integer from ${min} to ${max}, got ${String(value)}`,
-    )
-  }
+  checkInteger(key, value, { min, max, where: `for actor ${actor}` })
 }
 
 function reference(actor: string, key: string, value: unknown): void {

@@ -27,7 +27,8 @@ import {
   type SendOptions,
 } from '../enqueue/enqueue-options.js'
 import { prepareEntry } from '../enqueue/prepared-entry.js'
-import { BrokerClosedError } from '../errors.js'
+import { BrokerClosedError, InvalidStateError } from '../errors.js'
+import { checkMessage } from '../message/check-message.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
 import { uuid7 } from '../message/uuid7.js'
@@ -60,6 +61,7 @@ import {
   recover,
 } from '../ops/maintenance.js'
 import { type PauseOptions, type PauseResult, pause, pausedQueues, resume } from '../ops/pause.js'
+import { flagOption } from '../options/check-option.js'
 import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
 import type { Middleware } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
@@ -184,7 +186,7 @@ export class Broker {
       throw new InvalidOptionError(`Invalid handler for actor ${name}: expected a function`)
     }
     if (this.#core.actors.has(name)) {
-      throw new InvalidOptionError(`Actor ${name} is already declared on this broker`)
+      throw new InvalidStateError(`Actor ${name} is already declared on this broker`)
     }
     if (typeof options !== 'object' || options === null) {
       throw new InvalidOptionError(`Invalid options for actor ${name}: expected an object`)
@@ -244,9 +246,7 @@ export class Broker {
     options: Readonly<Record<string, unknown>>,
   ): Message {
     assertName('queue', queue)
-    if (!Array.isArray(args)) {
-      throw new InvalidOptionError(`Invalid arguments for actor ${actor}: expected an array`)
-    }
+    checkMessage(actor, args, priority, options)
     return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
   }
 
@@ -669,10 +669,7 @@ export class Broker {
 
 /** A boolean option: false when absent, refused when not a boolean. */
 function flag(name: string, value: unknown): boolean {
-  if (value === undefined) return false
-  if (typeof value !== 'boolean')
-    throw new InvalidOptionError(`Invalid ${name} ${String(value)}: expected true or false`)
-  return value
+  return flagOption(name, value)
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   toExecutor,
 } from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
+import { checkPriority } from '../options/check-option.js'
 
 /**
  * Per-message options of a send.
@@ -92,8 +93,6 @@ export interface EnqueueManyOptions {
  */
 export const MAX_BATCH = 1000
 
-const INT4_MAX = 2_147_483_647
-
 /**
  * The range of times both a JavaScript Date and PostgreSQL's timestamptz
  * hold (4714-11-24 BC to 275760-09-13): outside it the insert would fail in
@@ -131,11 +130,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
       )
     }
   }
-  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX)) {
-    fail(
-      `invalid priority ${String(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
-    )
-  }
+  checkPriority(priority, { where })
   if (dedupKey !== undefined || dedupTtlMs !== undefined) {
     if (
       typeof dedupKey !== 'string' ||

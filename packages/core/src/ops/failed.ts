@@ -2,7 +2,7 @@ import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
-import { isUuid } from '../message/uuid7.js'
+import { checkUuid, integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 
@@ -120,19 +120,12 @@ const MAX_LIMIT = 1000
 const LOCK_NOT_AVAILABLE = '55P03'
 
 function assertId(id: unknown, what = 'message id'): asserts id is string {
-  if (!isUuid(id))
-    throw new InvalidOptionError(`Invalid ${what} ${JSON.stringify(id)}: expected a UUID`)
+  checkUuid(what, id)
 }
 
 /** @internal Checks a page size: an integer from 1 to 1,000, default 50. */
 export function pageLimit(limit: unknown): number {
-  if (limit === undefined) return DEFAULT_LIMIT
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new InvalidOptionError(
-      `Invalid limit ${String(limit)}: expected an integer from 1 to ${MAX_LIMIT}`,
-    )
-  }
-  return limit
+  return integerOption('limit', limit, DEFAULT_LIMIT, { min: 1, max: MAX_LIMIT })
 }
 
 /** `failure - 'stack'`: the failure record without its stack trace. */

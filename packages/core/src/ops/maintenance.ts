@@ -1,5 +1,5 @@
 import { assertName } from '../actor/names.js'
-import { InvalidOptionError } from '../errors.js'
+import { integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-defaults.js'
@@ -61,13 +61,7 @@ export interface FlushOptions {
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 0) {
-    throw new InvalidOptionError(
-      `Invalid ${name} ${String(value)}: expected an integer of 0 or more`,
-    )
-  }
-  return value
+  return integerOption(name, value, fallback, { min: 0 })
 }
 
 /** @internal Deletes old finished messages and expired keys in bounded batches. */

@@ -1,5 +1,6 @@
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
+import { integerOption } from '../options/check-option.js'
 import { WORKER_DEFAULTS as D } from './worker-defaults.js'
 
 /**
@@ -55,13 +56,7 @@ export interface ResolvedWorkerOptions {
 }
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new InvalidOptionError(
-      `Invalid worker option ${name}: expected an integer of at least ${min}, got ${String(value)}`,
-    )
-  }
-  return value
+  return integerOption(name, value, fallback, { min, where: 'worker option' })
 }
 
 /** @internal */

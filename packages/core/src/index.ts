@@ -1,3 +1,6 @@
+import type { Broker as BrokerInstance } from './broker/broker.js'
+import type { Worker as WorkerInstance } from './worker/worker.js'
+
 export type { Actor, MessageWithOptions, SendWithOptions } from './actor/actor.js'
 export type { ActorArgs, ActorContext, ActorResult, Handler } from './actor/actor-context.js'
 export type { ActorDefinition } from './actor/actor-definition.js'
@@ -6,9 +9,10 @@ export {
   type ActorOptions,
   type ActorReference,
   type ErrorClass,
+  type ResolvedActorOptions,
 } from './actor/actor-options.js'
 export { assertQueueName } from './actor/names.js'
-export { type Broker, createBroker } from './broker/broker.js'
+export { createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
 export { Group, type GroupResults } from './composition/group.js'
 export { type LastResult, MAX_COMPOSITION, Pipeline } from './composition/pipeline.js'
@@ -89,6 +93,24 @@ export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runti
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
 export { isConnectionError } from './runtime/wrap-error.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
-export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
+export type { WorkerState, WorkerStats } from './worker/worker.js'
 export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'
 export type { WorkerOptions } from './worker/worker-options.js'
+
+/**
+ * The broker `createBroker()` returns. A type only: make one with
+ * `createBroker`, check one with your own types, not `instanceof`.
+ *
+ * @example
+ * const broker: Broker = createBroker({ url: process.env.DATABASE_URL })
+ */
+export interface Broker extends BrokerInstance {}
+
+/**
+ * A worker made by `broker.worker()`. A type only, like {@link Broker}.
+ *
+ * @example
+ * const worker: Worker = broker.worker({ concurrency: 8 })
+ * await worker.start()
+ */
+export interface Worker extends WorkerInstance {}

@@ -1,7 +1,7 @@
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InvalidOptionError, uuid7 } from '../src/index.js'
-import { Message } from '../src/message/message.js'
+import { Message } from '../src/internal.js'
 import { setupDatabase, states, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
@@ -54,7 +54,7 @@ describe('a message-level priority PostgreSQL cannot store', () => {
     async (priority) => {
       const broker = db.broker()
       const queue = uniqueQueue()
-      const stray = () => new Message(undefined, uuid7(), 'add', queue, [1, 2], priority, {})
+      const stray = () => new Message(uuid7(), 'add', queue, [1, 2], priority, {})
       const refused = (error: unknown) => isPriorityError(error, priority)
       await expect(broker.enqueue(stray())).rejects.toSatisfy(refused)
       await expect(broker.enqueueMany([stray()])).rejects.toSatisfy(refused)
@@ -66,7 +66,7 @@ describe('a message-level priority PostgreSQL cannot store', () => {
   it("leaves the caller's transaction usable", async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const stray = new Message(undefined, uuid7(), 'add', queue, [1, 2], 2 ** 31, {})
+    const stray = new Message(uuid7(), 'add', queue, [1, 2], 2 ** 31, {})
     const after = await appSql.begin(async (tx) => {
       await expect(broker.enqueue(stray, { transaction: tx })).rejects.toSatisfy((error) =>
         InvalidOptionError.isInstance(error),

@@ -1,3 +1,5 @@
+export type { ExportsDifference } from './compare-package-exports.js'
+export { comparePackageExports } from './compare-package-exports.js'
 export type {
   CreatedTestDatabase,
   CreateTestDatabaseOptions,

@@ -70,7 +70,13 @@ export interface ActorOptions {
   notifyShutdown?: boolean
 }
 
-/** @internal Actor options with every default filled in. */
+/**
+ * An actor's options with every default filled in, as `actor.options` shows them.
+ *
+ * @example
+ * const options: ResolvedActorOptions = add.options
+ * console.log(options.queue, options.maxRetries) // 'default', 20
+ */
 export interface ResolvedActorOptions extends ActorOptions {
   readonly queue: string
   readonly priority: number

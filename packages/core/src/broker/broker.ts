@@ -247,7 +247,10 @@ export class Broker {
   ): Message {
     assertName('queue', queue)
     checkMessage(actor, args, priority, options)
-    return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
+    return Message.bind(
+      new Message(uuid7(), actor, queue, args, priority, options),
+      this.#core.host,
+    )
   }
 
   /**

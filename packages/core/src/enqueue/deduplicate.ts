@@ -45,14 +45,16 @@ export async function claimDeduplicationKey(
   ])
   // The winner's row is visible: the failed claim waited for it to commit.
   const stored = row!.message
-  return new Message(
+  return Message.bind(
+    new Message(
+      stored.id,
+      stored.actor,
+      stored.queue,
+      stored.args,
+      stored.priority,
+      stored.options,
+      stored.eta ? new Date(stored.eta) : undefined,
+    ),
     host,
-    stored.id,
-    stored.actor,
-    stored.queue,
-    stored.args,
-    stored.priority,
-    stored.options,
-    stored.eta ? new Date(stored.eta) : undefined,
   )
 }

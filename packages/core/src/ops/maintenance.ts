@@ -21,8 +21,6 @@ export interface PurgeOptions {
   readonly batchSize?: number
   /** Called after each batch with the running totals. */
   readonly onProgress?: (progress: PurgeResult) => void
-  /** @internal Workers purge one at a time: skip when another holds the purge lock. */
-  readonly exclusive?: boolean
 }
 
 /**
@@ -65,7 +63,13 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 }
 
 /** @internal Deletes old finished messages and expired keys in bounded batches. */
-export async function purge(core: BrokerContext, options: PurgeOptions = {}): Promise<PurgeResult> {
+export async function purge(
+  core: BrokerContext,
+  options: PurgeOptions & {
+    /** Workers purge one at a time: skip when another holds the purge lock. */
+    readonly exclusive?: boolean
+  } = {},
+): Promise<PurgeResult> {
   const olderThanMs = positive('olderThanMs', options.olderThanMs, DEFAULT_RETENTION_MS)
   const batchSize = positive('batchSize', options.batchSize, 5_000) || 5_000
   const lockKey = core.ns.lockKey('purge').toString()

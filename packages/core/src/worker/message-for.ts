@@ -31,5 +31,8 @@ export function messageFor(
   const priority = options.priority ?? declared?.options.priority ?? 0
   const extra = options.options ?? {}
   checkMessage(name, args, priority, extra)
-  return new Message(core.host, options.id ?? uuid7(), name, queue, [...args], priority, extra)
+  return Message.bind(
+    new Message(options.id ?? uuid7(), name, queue, [...args], priority, extra),
+    core.host,
+  )
 }

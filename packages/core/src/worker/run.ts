@@ -45,14 +45,16 @@ export class Run implements ProcessEvent, SettleEntry {
     readonly actor: ActorDefinition,
     readonly workerId: string,
   ) {
-    this.message = new Message(
+    this.message = Message.bind(
+      new Message(
+        delivery.id,
+        delivery.actor,
+        delivery.queue,
+        delivery.args,
+        delivery.priority,
+        delivery.options,
+      ),
       core.host,
-      delivery.id,
-      delivery.actor,
-      delivery.queue,
-      delivery.args,
-      delivery.priority,
-      delivery.options,
     )
     this.attempt = delivery.retries + 1
     this.retries = delivery.retries

@@ -2,7 +2,13 @@ import type { Broker as BrokerInstance } from './broker/broker.js'
 import type { Worker as WorkerInstance } from './worker/worker.js'
 
 export type { Actor, MessageWithOptions, SendWithOptions } from './actor/actor.js'
-export type { ActorArgs, ActorContext, ActorResult, Handler } from './actor/actor-context.js'
+export type {
+  ActorArgs,
+  ActorContext,
+  ActorResult,
+  ContextRule,
+  Handler,
+} from './actor/actor-context.js'
 export type { ActorDefinition } from './actor/actor-definition.js'
 export {
   ACTOR_DEFAULTS,

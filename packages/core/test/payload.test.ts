@@ -2,6 +2,7 @@ import { namespace } from '@iddqueue/schema'
 import postgres from 'postgres'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
+  type ActorContext,
   type Broker,
   createBroker,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -286,7 +287,7 @@ describe('payloads accepted', () => {
     const { broker } = brokerWithActors()
     const optional = broker.actor(
       'optional',
-      (a: number, b?: string, c?: { d?: number }) => [a, b, c],
+      (a: number, b?: string, c?: { d?: number }, _ctx?: ActorContext) => [a, b, c],
       { queue: 'payloads' },
     )
     await optional.send(1)

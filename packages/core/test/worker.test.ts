@@ -358,7 +358,9 @@ describe('worker', () => {
 
   it('refuses bad worker options and a second start', async () => {
     const broker = db.broker()
-    expect(() => broker.worker({ concurrency: 0 })).toThrow('Invalid worker option concurrency')
+    expect(() => broker.worker({ concurrency: 0 })).toThrow(
+      'Invalid concurrency 0 (worker option): expected an integer of at least 1',
+    )
     expect(() => broker.worker({ queues: ['bad queue'] })).toThrow('Invalid queue name "bad queue"')
     expect(() => broker.worker({ staleAfterMs: 100, heartbeatIntervalMs: 100 })).toThrow(
       'at least twice',

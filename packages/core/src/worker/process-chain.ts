@@ -1,5 +1,6 @@
 import type { ActorContext } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
+import { handlerParameters } from '../actor/handler-parameters.js'
 import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
 import type { Run } from './run.js'
 
@@ -17,15 +18,19 @@ export function expire(event: ProcessEvent, error: unknown): void {
 
 /**
  * The handler's arguments. The context goes in the handler's last declared
- * parameter when it declares more parameters than the message has arguments
- * (so trailing `undefined` arguments, dropped by JSON, and omitted optional
- * ones leave it in place); otherwise it is not passed at all, so rest
- * parameters (`(...items) => ...`) receive exactly the message's arguments.
+ * parameter (counted from its source, so parameters with default values
+ * count) when it declares more parameters than the message has arguments,
+ * so trailing `undefined` arguments, dropped by JSON, and omitted optional
+ * ones leave it in place. A handler ending in a rest parameter
+ * (`(...items) => ...`) never gets it: it receives exactly the arguments.
+ * `ActorArgs` types the same rule, and `broker.actor()` refuses at compile
+ * time a handler with optional parameters and no context, which this rule
+ * would hand the context to.
  */
 function argumentsFor(event: ProcessEvent): unknown[] {
   const args = event.message.args
-  const declared = event.actor.handler.length
-  if (declared <= args.length) return args as unknown[]
+  const { count: declared, rest } = handlerParameters(event.actor.handler)
+  if (rest || declared <= args.length) return args as unknown[]
   const call: unknown[] = [...args]
   call.length = declared - 1
   call.push({

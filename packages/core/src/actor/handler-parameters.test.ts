@@ -26,14 +26,7 @@ describe('handlerParameters', () => {
     ['required then rest', (a: number, ...items: number[]) => a + items.length, 2, true],
     ['a bare arrow parameter', ((a: number) => a) as AnyHandler, 1, false],
     // biome-ignore lint/complexity/useArrowFunction: the function form is what is under test
-    [
-      'a function expression',
-      function (a: number, b = 2) {
-        return a + b
-      } as AnyHandler,
-      2,
-      false,
-    ],
+    ['a function expression', ((a: number, b = 2) => a + b) as AnyHandler, 2, false],
     ['an async arrow', async (a: number, b = 1) => a + b, 2, false],
   ])('counts %s', (_shape, handler, count, rest) => {
     expect(handlerParameters(handler)).toEqual({ count, rest })

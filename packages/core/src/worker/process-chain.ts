@@ -8,15 +8,6 @@ import type { Run } from './run.js'
 export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
 
 /**
- * @internal Fails the attempt of `event` at once with `error`, and aborts its
- * signal. Does nothing once the handler has finished.
- */
-export function expire(event: ProcessEvent, error: unknown): void {
-  event.abort(error)
-  ;(event as Run).expire?.(error)
-}
-
-/**
  * The handler's arguments. The context goes in the handler's last declared
  * parameter (counted from its source, so parameters with default values
  * count) when it declares more parameters than the message has arguments,

@@ -33,8 +33,10 @@ export class Run implements ProcessEvent, SettleEntry {
   cancelled = false
   /** The handler's own promise: the worker keeps the slot until it ends. */
   handler: Promise<unknown> | undefined = undefined
-  /** Ends the attempt at once (the time limit), whatever the handler does. */
+  /** Ends the attempt at once (see `failAttempt`), whatever the handler does. */
   expire: ((error: unknown) => void) | undefined = undefined
+  /** `failAttempt` ended the attempt before the handler returned: its slot waits for the handler. */
+  endedEarly = false
   /** The worker's slot this run occupies while it runs (see `RunSlots`), else -1. */
   slot = -1
   #controller: AbortController | undefined = undefined
@@ -69,6 +71,13 @@ export class Run implements ProcessEvent, SettleEntry {
   abort(reason: unknown): void {
     this.#controller ??= new AbortController()
     this.#controller.abort(reason)
+  }
+
+  failAttempt(error: unknown): void {
+    this.abort(error)
+    if (!this.expire) return
+    this.endedEarly = true
+    this.expire(error)
   }
 
   enqueueAfter(message: Message, options?: { readonly delayMs?: number }): void {

@@ -78,7 +78,10 @@ export class SettleBatcher {
   async #flush(): Promise<void> {
     if (this.#pending.length === 0) return
     const batch = this.#pending.splice(0, this.#isolate ? 1 : this.batchSize)
-    this.#inFlight += batch.length
+    // Counted once: #onError may drop entries from `batch`, which must not
+    // leave them counted as in flight (drain() would then never resolve).
+    const size = batch.length
+    this.#inFlight += size
     try {
       await settleBatch(this.core, batch, this.workerId)
       this.#backoffMs = 0
@@ -88,7 +91,7 @@ export class SettleBatcher {
     } catch (error) {
       this.#onError(batch, error)
     } finally {
-      this.#inFlight -= batch.length
+      this.#inFlight -= size
     }
     if (this.pending === 0) {
       const idle = this.#idle

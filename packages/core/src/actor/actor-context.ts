@@ -10,9 +10,8 @@ import type { Message } from '../message/message.js'
  * last, after any optional parameters or parameters with default values.
  * A handler with optional or default parameters must declare it even when
  * it does not use it (`_ctx?: ActorContext`), otherwise an omitted optional
- * argument would receive the context: `broker.actor()` refuses such a
- * handler at compile time. A handler ending in a rest parameter never
- * receives it.
+ * argument would receive the context (`ContextRule` checks a handler type
+ * for this). A handler ending in a rest parameter never receives it.
  *
  * A handler must honour its signal to be stopped: Node cannot interrupt a
  * synchronous loop, and a handler that ignores its signal keeps running.
@@ -103,7 +102,9 @@ type HasOptional<P extends readonly unknown[]> = number extends P['length']
 /**
  * `H` when iddqueue can tell where its context goes, else a type no function
  * matches, naming the fix: a handler with optional parameters must declare
- * the context last, or an omitted optional argument would receive it.
+ * the context last, or an omitted optional argument would receive it. Use it
+ * to check handlers in your own wrappers (`handler: H & ContextRule<H>`);
+ * `broker.actor()` does not enforce it, so existing handlers keep compiling.
  *
  * @example
  * const ok: ContextRule<(a: number, b?: number, ctx?: ActorContext) => number> = (a, b = 0) => a + b

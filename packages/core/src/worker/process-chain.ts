@@ -14,9 +14,9 @@ export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
  * so trailing `undefined` arguments, dropped by JSON, and omitted optional
  * ones leave it in place. A handler ending in a rest parameter
  * (`(...items) => ...`) never gets it: it receives exactly the arguments.
- * `ActorArgs` types the same rule, and `broker.actor()` refuses at compile
- * time a handler with optional parameters and no context, which this rule
- * would hand the context to.
+ * `ActorArgs` types the same rule. A handler with optional parameters and
+ * no context would get the context in an omitted optional argument: the
+ * docs say to declare `_ctx?: ActorContext` last, and `ContextRule` checks it.
  */
 function argumentsFor(event: ProcessEvent): unknown[] {
   const args = event.message.args

@@ -110,3 +110,23 @@ describe('where the context goes, per parameter shape', () => {
     >()
   })
 })
+
+describe('a last parameter with a default value', () => {
+  it('keeps its default: the context is never put there', async () => {
+    const seen = await run(async (broker, queue, seen) => {
+      const a = broker.actor(
+        'by',
+        (x: number, by = 1) => {
+          seen.push([x, by])
+        },
+        { queue },
+      )
+      await a.send(3)
+      await a.send(3, 2)
+    })
+    expect(seen).toEqual([
+      [3, 1],
+      [3, 2],
+    ])
+  })
+})

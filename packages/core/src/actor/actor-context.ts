@@ -11,7 +11,8 @@ import type { Message } from '../message/message.js'
  * A handler with optional or default parameters must declare it even when
  * it does not use it (`_ctx?: ActorContext`), otherwise an omitted optional
  * argument would receive the context (`ContextRule` checks a handler type
- * for this). A handler ending in a rest parameter never receives it.
+ * for this). A handler whose last parameter is a rest parameter or has a
+ * default value never receives it.
  *
  * A handler must honour its signal to be stopped: Node cannot interrupt a
  * synchronous loop, and a handler that ignores its signal keeps running.

@@ -4,7 +4,7 @@ import { handlerParameters } from './handler-parameters.js'
 type AnyHandler = (...args: never[]) => unknown
 
 describe('handlerParameters', () => {
-  it.each<[string, AnyHandler, number, boolean]>([
+  it.each<[string, AnyHandler, number, boolean, boolean?]>([
     ['no parameter', () => 1, 0, false],
     ['required', (a: number, b: number) => a + b, 2, false],
     ['optional', (a: number, b?: number) => a + (b ?? 0), 2, false],
@@ -26,10 +26,11 @@ describe('handlerParameters', () => {
     ['required then rest', (a: number, ...items: number[]) => a + items.length, 2, true],
     ['a bare arrow parameter', ((a: number) => a) as AnyHandler, 1, false],
     // biome-ignore lint/complexity/useArrowFunction: the function form is what is under test
-    ['a function expression', ((a: number, b = 2) => a + b) as AnyHandler, 2, false],
-    ['an async arrow', async (a: number, b = 1) => a + b, 2, false],
-  ])('counts %s', (_shape, handler, count, rest) => {
-    expect(handlerParameters(handler)).toEqual({ count, rest })
+    ['a function expression', ((a: number, b = 2) => a + b) as AnyHandler, 2, false, true],
+    ['an async arrow', async (a: number, b = 1) => a + b, 2, false, true],
+    ['a default inside a destructured parameter', ({ a = 1 }: { a?: number }) => a, 1, false],
+  ])('counts %s', (_shape, handler, count, rest, lastHasDefault = false) => {
+    expect(handlerParameters(handler)).toEqual({ count, rest, lastHasDefault })
   })
 
   it('falls back to length for a bound function', () => {
@@ -43,6 +44,10 @@ describe('handlerParameters', () => {
         return a + b
       },
     }
-    expect(handlerParameters(object.run as AnyHandler)).toEqual({ count: 3, rest: false })
+    expect(handlerParameters(object.run as AnyHandler)).toEqual({
+      count: 3,
+      rest: false,
+      lastHasDefault: false,
+    })
   })
 })

@@ -4,6 +4,8 @@ export interface HandlerParameters {
   readonly count: number
   /** The last one is a rest parameter (`...items`). */
   readonly rest: boolean
+  /** The last one has a default value (`b = 1`): a context parameter never has one. */
+  readonly lastHasDefault: boolean
 }
 
 const cache = new WeakMap<object, HandlerParameters>()
@@ -62,7 +64,7 @@ function parse(source: string): HandlerParameters | undefined {
         .slice(0, i)
         .trim()
         .replace(/^async\s+/, '')
-      return /^[\w$]+$/.test(head) ? { count: 1, rest: false } : undefined
+      return /^[\w$]+$/.test(head) ? { count: 1, rest: false, lastHasDefault: false } : undefined
     }
     i++
   }
@@ -91,7 +93,26 @@ function parse(source: string): HandlerParameters | undefined {
   // Comments and whitespace alone are no parameter (nor is a trailing comma's empty tail).
   const named = params.filter((p) => p.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '').trim() !== '')
   const last = named[named.length - 1]?.trim() ?? ''
-  return { count: named.length, rest: last.startsWith('...') }
+  return { count: named.length, rest: last.startsWith('...'), lastHasDefault: hasDefault(last) }
+}
+
+/** Whether a parameter's text assigns a default: an `=` outside brackets, strings and comments. */
+function hasDefault(parameter: string): boolean {
+  for (let i = 0; i < parameter.length; ) {
+    const next = skip(parameter, i)
+    if (next !== i) {
+      i = next
+      continue
+    }
+    const c = parameter[i]!
+    if (c in CLOSE) {
+      i = matching(parameter, i) + 1
+      continue
+    }
+    if (c === '=') return true
+    i++
+  }
+  return false
 }
 
 /**
@@ -105,7 +126,9 @@ export function handlerParameters(handler: (...args: never[]) => unknown): Handl
   if (!known) {
     const parsed = parse(Function.prototype.toString.call(handler))
     known =
-      parsed && parsed.count >= handler.length ? parsed : { count: handler.length, rest: false }
+      parsed && parsed.count >= handler.length
+        ? parsed
+        : { count: handler.length, rest: false, lastHasDefault: false }
     cache.set(handler, known)
   }
   return known

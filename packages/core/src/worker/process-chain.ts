@@ -12,16 +12,17 @@ export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
  * parameter (counted from its source, so parameters with default values
  * count) when it declares more parameters than the message has arguments,
  * so trailing `undefined` arguments, dropped by JSON, and omitted optional
- * ones leave it in place. A handler ending in a rest parameter
- * (`(...items) => ...`) never gets it: it receives exactly the arguments.
+ * ones leave it in place. A handler whose last parameter is a rest
+ * parameter (`(...items) => ...`) or has a default value (`(n, by = 1)`:
+ * a context never has one) never gets it: it receives exactly the arguments.
  * `ActorArgs` types the same rule. A handler with optional parameters and
  * no context would get the context in an omitted optional argument: the
  * docs say to declare `_ctx?: ActorContext` last, and `ContextRule` checks it.
  */
 function argumentsFor(event: ProcessEvent): unknown[] {
   const args = event.message.args
-  const { count: declared, rest } = handlerParameters(event.actor.handler)
-  if (rest || declared <= args.length) return args as unknown[]
+  const { count: declared, rest, lastHasDefault } = handlerParameters(event.actor.handler)
+  if (rest || lastHasDefault || declared <= args.length) return args as unknown[]
   const call: unknown[] = [...args]
   call.length = declared - 1
   call.push({

@@ -383,9 +383,10 @@ describe('retryFailed', () => {
       // The signal that the loser is blocked on the winner's row lock.
       await until(
         async () => {
-          const [row] = await db.sql`select count(*)::int as n from pg_locks
-          where not granted and locktype = 'transactionid'`
-          return row?.n === 1
+          // This database only: other test files and clusters' users wait on locks too.
+          const [row] = await db.sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`
+          return (row?.n ?? 0) >= 1
         },
         10_000,
         'retryFailed to wait for the row',

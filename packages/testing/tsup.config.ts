@@ -7,4 +7,6 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // Loaded on demand from the user's project by comparePackageExports(), never bundled.
+  external: ['typescript'],
 })

@@ -115,7 +115,7 @@ describe('iddqueue worker', () => {
       [['./missing.mjs'], 'iddqueue worker: MODULE: no file '],
       [['./no-broker.mjs'], 'iddqueue worker: MODULE: ./no-broker.mjs exports no broker'],
       [['./worker-app.mjs', '--concurrency', 'many'], 'invalid --concurrency "many"'],
-      [['./worker-app.mjs', '--concurrency', '0'], 'Invalid worker option concurrency'],
+      [['./worker-app.mjs', '--concurrency', '0'], 'Invalid concurrency 0 (worker option)'],
       [['./worker-app.mjs', '--queues', 'default,'], 'iddqueue worker: Invalid queue name ""'],
       [[], 'missing MODULE'],
       [

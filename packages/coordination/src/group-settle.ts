@@ -49,5 +49,5 @@ export async function settleGroups(setup: CoordinationSetup, event: SettleEvent)
 
 function decode(json: string): Message {
   const m = JSON.parse(json) as EncodedMessage
-  return new Message(undefined, m.id, m.actor, m.queue, m.args, m.priority, m.options)
+  return new Message(m.id, m.actor, m.queue, m.args, m.priority, m.options)
 }

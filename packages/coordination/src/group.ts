@@ -92,9 +92,7 @@ export class CoordinatedGroup<M extends readonly Message[] = readonly Message[]>
     this.#defaultTtlMs = defaultTtlMs
     this.id = uuid7()
     this.messages = Object.freeze(
-      messages.map((message) =>
-        message.with({ options: { ...message.options, [GROUP_OPTION]: this.id } }),
-      ),
+      messages.map((message) => message.withOptions({ [GROUP_OPTION]: this.id })),
     ) as unknown as M
   }
 

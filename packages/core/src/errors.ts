@@ -145,12 +145,38 @@ export class MessageCancelled extends IddqueueError {}
 export class AgeLimitExceeded extends IddqueueError {}
 
 /**
- * @internal The same iddqueue error class with `prefix` before its message
- * and the original as its cause, so a caller can catch it by class while the
- * text says where it happened. Other errors pass through unchanged.
+ * An operation that is valid in itself but not in the object's current
+ * state: a worker started twice, an actor declared twice on one broker, a
+ * plugin instance set up by a second broker.
+ *
+ * @example
+ * await worker.start()
+ * await worker.start() // InvalidStateError: Worker … was already started
+ */
+export class InvalidStateError extends IddqueueError {}
+
+/**
+ * @internal The same iddqueue error with `prefix` before its message and the
+ * original as its cause, so a caller can catch it by class while the text
+ * says where it happened. A copy, not a rebuild through the constructor:
+ * constructors differ (`Retry` takes options, plugin errors their own
+ * arguments), so the copy keeps the prototype and every own field
+ * (`delayMs`, `option`, ...). Other errors pass through unchanged.
  */
 export function withContext(error: unknown, prefix: string): unknown {
   if (!IddqueueError.isInstance(error)) return error
-  const Class = error.constructor as new (message: string, options: { cause: unknown }) => Error
-  return new Class(`${prefix}: ${error.message}`, { cause: error })
+  const copy = Object.create(Object.getPrototypeOf(error)) as Error
+  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(error))
+  const message = `${prefix}: ${error.message}`
+  const hidden = { writable: true, configurable: true, enumerable: false }
+  Object.defineProperty(copy, 'message', { ...hidden, value: message })
+  Object.defineProperty(copy, 'cause', { ...hidden, value: error })
+  if (typeof error.stack === 'string') {
+    const head = `${error.name}: ${error.message}`
+    const stack = error.stack.startsWith(head)
+      ? `${error.name}: ${message}${error.stack.slice(head.length)}`
+      : error.stack
+    Object.defineProperty(copy, 'stack', { ...hidden, value: stack })
+  }
+  return copy
 }

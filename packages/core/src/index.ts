@@ -1,14 +1,24 @@
+import type { Broker as BrokerInstance } from './broker/broker.js'
+import type { Worker as WorkerInstance } from './worker/worker.js'
+
 export type { Actor, MessageWithOptions, SendWithOptions } from './actor/actor.js'
-export type { ActorArgs, ActorContext, ActorResult, Handler } from './actor/actor-context.js'
+export type {
+  ActorArgs,
+  ActorContext,
+  ActorResult,
+  ContextRule,
+  Handler,
+} from './actor/actor-context.js'
 export type { ActorDefinition } from './actor/actor-definition.js'
 export {
   ACTOR_DEFAULTS,
   type ActorOptions,
   type ActorReference,
   type ErrorClass,
+  type ResolvedActorOptions,
 } from './actor/actor-options.js'
 export { assertQueueName } from './actor/names.js'
-export { type Broker, createBroker } from './broker/broker.js'
+export { createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
 export { Group, type GroupResults } from './composition/group.js'
 export { type LastResult, MAX_COMPOSITION, Pipeline } from './composition/pipeline.js'
@@ -29,6 +39,7 @@ export {
   InvalidIdentifierError,
   InvalidOptionError,
   InvalidPayloadError,
+  InvalidStateError,
   MessageCancelled,
   PayloadTooLargeError,
   Retry,
@@ -48,7 +59,11 @@ export type {
   PurgeAttemptsOptions,
 } from './history/attempt-record.js'
 export { type EncodedMessage, Message, type ResultOptions } from './message/message.js'
-export { DEFAULT_MAX_PAYLOAD_BYTES, encodeJson } from './message/message-codec.js'
+export {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  encodeJson,
+  MAX_PAYLOAD_DEPTH,
+} from './message/message-codec.js'
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'
@@ -100,6 +115,24 @@ export { consoleLogger, type LogFields, type Logger, type LogLevel } from './run
 export { isConnectionError } from './runtime/wrap-error.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
 export { MAX_PROGRESS_BYTES, PROGRESS_INTERVAL_MS } from './worker/progress-reporter.js'
-export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
+export type { WorkerState, WorkerStats } from './worker/worker.js'
 export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'
 export type { WorkerOptions } from './worker/worker-options.js'
+
+/**
+ * The broker `createBroker()` returns. A type only: make one with
+ * `createBroker`, check one with your own types, not `instanceof`.
+ *
+ * @example
+ * const broker: Broker = createBroker({ url: process.env.DATABASE_URL })
+ */
+export interface Broker extends BrokerInstance {}
+
+/**
+ * A worker made by `broker.worker()`. A type only, like {@link Broker}.
+ *
+ * @example
+ * const worker: Worker = broker.worker({ concurrency: 8 })
+ * await worker.start()
+ */
+export interface Worker extends WorkerInstance {}

@@ -7,6 +7,7 @@ import {
   type IddqueuePlugin,
   InvalidIdentifierError,
   InvalidOptionError,
+  InvalidStateError,
   type Message,
 } from '../src/index.js'
 import { setupDatabase } from './helpers.js'
@@ -103,19 +104,19 @@ describe('declaring an actor', () => {
     [
       'maxRetries',
       -1,
-      /Invalid option maxRetries for actor bad: expected an integer from 0 to .*got -1/,
+      /Invalid maxRetries -1 \(for actor bad\): expected an integer from 0 to 1000000/,
     ],
-    ['maxRetries', 1.5, /Invalid option maxRetries for actor bad: .*got 1\.5/],
-    ['timeLimitMs', 1.5, /Invalid option timeLimitMs for actor bad: .*got 1\.5/],
+    ['maxRetries', 1.5, /Invalid maxRetries 1\.5 \(for actor bad\): expected/],
+    ['timeLimitMs', 1.5, /Invalid timeLimitMs 1\.5 \(for actor bad\): expected/],
     [
       'timeLimitMs',
       0,
-      /Invalid option timeLimitMs for actor bad: expected an integer from 1 .*got 0/,
+      /Invalid timeLimitMs 0 \(for actor bad\): expected an integer of at least 1$/,
     ],
-    ['timeLimitMs', '1000', /Invalid option timeLimitMs for actor bad: .*got "1000"/],
-    ['minBackoffMs', -5, /Invalid option minBackoffMs for actor bad: .*got -5/],
-    ['maxAgeMs', Number.NaN, /Invalid option maxAgeMs for actor bad: .*got NaN/],
-    ['priority', 2 ** 31, /Invalid option priority for actor bad: .*got 2147483648/],
+    ['timeLimitMs', '1000', /Invalid timeLimitMs "1000" \(for actor bad\): expected/],
+    ['minBackoffMs', -5, /Invalid minBackoffMs -5 \(for actor bad\): expected/],
+    ['maxAgeMs', Number.NaN, /Invalid maxAgeMs NaN \(for actor bad\): expected/],
+    ['priority', 2 ** 31, /Invalid priority 2147483648 \(for actor bad\): expected/],
     ['retryWhen', 3, /Invalid option retryWhen for actor bad: expected a function/],
     [
       'throws',
@@ -187,7 +188,7 @@ describe('declaring an actor', () => {
     const broker = db.broker()
     const first = broker.actor('twice', (n: number) => n, { queue: 'first' })
     const error = thrown(() => broker.actor('twice', (n: number) => n * 2, { queue: 'second' }))
-    expect(InvalidOptionError.isInstance(error)).toBe(true)
+    expect(InvalidStateError.isInstance(error)).toBe(true)
     expect(error.message).toBe('Actor twice is already declared on this broker')
     await first.send(1)
     // broker.message() for the name still resolves to the first declaration's queue.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  type ActorContext,
   type Broker,
   createBroker,
   InvalidOptionError,
@@ -67,7 +68,7 @@ describe('deleteOnSuccess', () => {
     const steps: number[] = []
     const step = broker.actor(
       'step',
-      (n: number, previous?: number) => {
+      (n: number, previous?: number, _ctx?: ActorContext) => {
         steps.push(n)
         return n + (previous ?? 0)
       },

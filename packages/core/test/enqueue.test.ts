@@ -208,8 +208,8 @@ describe('a single send', () => {
     [{ eta: Number.NaN }, 'send to opt: invalid eta NaN'],
     [{ eta: 1e20 }, 'send to opt: invalid eta 100000000000000000000'],
     [{ eta: new Date(-8.64e15) }, 'send to opt: invalid eta'],
-    [{ priority: 1.5 }, 'send to opt: invalid priority 1.5: expected an integer'],
-    [{ priority: 2 ** 31 }, 'send to opt: invalid priority 2147483648'],
+    [{ priority: 1.5 }, 'Invalid priority 1.5 (send to opt): expected an integer'],
+    [{ priority: 2 ** 31 }, 'Invalid priority 2147483648 (send to opt)'],
   ])('refuses %o before any SQL', async (options, text) => {
     const { broker, queries, close } = recordingBroker()
     try {
@@ -287,7 +287,7 @@ describe('a single send', () => {
       expect(() => broker.message('x', [], { queue: 'a b' })).toThrow('Invalid queue name "a b"')
       expect(() => broker.message('', [])).toThrow('Invalid actor name ""')
       expect(() => broker.message('x', 'nope' as unknown as unknown[])).toThrow(
-        'Invalid arguments for actor x: expected an array',
+        'Invalid arguments "nope" (for actor x): expected an array',
       )
       const notMessage = { id: 'x', actor: 'x', queue: 'q', args: [] } as unknown as Message
       await expect(broker.enqueue(notMessage)).rejects.toThrow(

@@ -364,12 +364,38 @@ describe('retryFailed', () => {
         Array.from({ length: 10 }, () => broker.retryFailed(message.id)),
       )
       const statuses = results.map((r) => r.status)
+      // No worker runs: the losers wait for the winner and see it retried, never `busy`.
       expect(statuses.filter((s) => s === 'retried')).toHaveLength(1)
-      expect(statuses.every((s) => ['retried', 'busy', 'not-rejected'].includes(s))).toBe(true)
+      expect(statuses.filter((s) => s === 'not-rejected')).toHaveLength(9)
       const [row] =
         await db.sql`select state, retries from iddqueue.messages where id = ${message.id}`
       expect(row).toEqual({ state: 'queued', retries: 0 })
     }
+  })
+
+  it('answers a call waiting behind a winner with not-rejected once the winner commits', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue()
+    const message = await broker.enqueue(broker.message('raced', [], { queue }))
+    await db.sql`update iddqueue.messages set state = 'rejected' where id = ${message.id}`
+    let loser: Promise<{ status: string }> | undefined
+    await db.sql.begin(async (tx) => {
+      // The winner: holds the row and puts the message back in the queue.
+      await tx`update iddqueue.messages set state = 'queued' where id = ${message.id}`
+      loser = broker.retryFailed(message.id)
+      // The signal that the loser is blocked on the winner's row lock.
+      await until(
+        async () => {
+          // This database only: other test files and clusters' users wait on locks too.
+          const [row] = await db.sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`
+          return (row?.n ?? 0) >= 1
+        },
+        10_000,
+        'retryFailed to wait for the row',
+      )
+    })
+    expect(await loser).toEqual({ status: 'not-rejected' })
   })
 
   it('answers busy while another transaction holds the row, then retries once it is released', async () => {

@@ -5,6 +5,7 @@ import {
   attemptHistory,
   consoleLogger,
   InvalidOptionError,
+  InvalidStateError,
   type Logger,
   uuid7,
 } from '../src/index.js'
@@ -287,7 +288,7 @@ describe('attempt history', () => {
     await first.enqueue(first.message('a', [], { queue }))
     await expect(second.enqueue(second.message('a', [], { queue }))).rejects.toSatisfy(
       (error) =>
-        InvalidOptionError.isInstance(error) && /once per broker/.test((error as Error).message),
+        InvalidStateError.isInstance(error) && /once per broker/.test((error as Error).message),
     )
   })
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { ActorContext } from '../src/index.js'
 import { setupDatabase, sleep, states, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
@@ -12,7 +13,7 @@ describe('maintenance', () => {
   it('purge deletes finished messages older than the retention, in bounded batches, and expired keys', async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const job = broker.actor('job', (_i?: number, _ctx?: ActorContext) => {}, { queue })
     const sent = await broker.enqueueMany(Array.from({ length: 12 }, (_, i) => job.message(i)))
     await db.sql`update iddqueue.messages set state = 'done' where id = any(${sent.slice(0, 5).map((m) => m.id)}::uuid[])`
     await db.sql`update iddqueue.messages set state = 'rejected' where id = any(${sent.slice(5, 8).map((m) => m.id)}::uuid[])`
@@ -41,7 +42,7 @@ describe('maintenance', () => {
   it('a worker purges on its own, one worker of the namespace at a time', async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const job = broker.actor('job', (_i?: number, _ctx?: ActorContext) => {}, { queue })
     await broker.enqueueMany(Array.from({ length: 3 }, (_, i) => job.message(i)))
     const worker = broker.worker({
       purgeIntervalMs: 50,
@@ -63,7 +64,7 @@ describe('maintenance', () => {
   it('recover requeues messages of dead and unknown workers, keeping their retry budget', async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const job = broker.actor('job', (_i?: number, _ctx?: ActorContext) => {}, { queue })
     const [a, b, c] = await broker.enqueueMany([job.message(1), job.message(2), job.message(3)])
     const dead = crypto.randomUUID()
     const alive = crypto.randomUUID()
@@ -136,7 +137,7 @@ describe('maintenance', () => {
   it('join gives up with JoinTimeoutError naming what is left', async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const job = broker.actor('job', (_i?: number, _ctx?: ActorContext) => {}, { queue })
     await job.send()
     await expect(broker.join({ queues: [queue], timeoutMs: 100 })).rejects.toThrow(
       `Queues ${queue} still hold 1 queued or consumed messages after 100 ms`,

@@ -2,12 +2,14 @@ import { namespace } from '@iddqueue/schema'
 import postgres from 'postgres'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
+  type ActorContext,
   type Broker,
   createBroker,
   DEFAULT_MAX_PAYLOAD_BYTES,
   type IddqueuePlugin,
   InvalidOptionError,
   InvalidPayloadError,
+  MAX_PAYLOAD_DEPTH,
   PayloadTooLargeError,
 } from '../src/index.js'
 import { collectNotifications, setupDatabase, until } from './helpers.js'
@@ -247,12 +249,45 @@ describe('payloads refused at send time', () => {
   })
 })
 
+/** `levels` arrays nested in one another around a string. */
+function nested(levels: number): unknown {
+  let value: unknown = 'leaf'
+  for (let i = 0; i < levels; i++) value = [value]
+  return value
+}
+
+describe('deeply nested payloads', () => {
+  it('refuses an argument nested ~5,000 levels with InvalidPayloadError naming the limit', async () => {
+    const { broker, any } = brokerWithActors()
+    const error = await refusal(any.send(nested(5_000)), InvalidPayloadError)
+    expect(error.message).toMatch(
+      new RegExp(`nested deeper than ${MAX_PAYLOAD_DEPTH} levels of arrays and objects`),
+    )
+    await expect(broker.enqueueMany([any.message({ deep: nested(5_000) })])).rejects.toSatisfy(
+      (e) => InvalidPayloadError.isInstance(e),
+    )
+    await expectNothingWritten(broker)
+  })
+
+  it('stores and reads back a payload exactly at the limit', async () => {
+    const { any } = brokerWithActors()
+    // The arguments list is the first level, so its argument may nest one less.
+    const deepest = nested(MAX_PAYLOAD_DEPTH - 1)
+    const message = await any.send(deepest)
+    const [row] = await db.sql`select args from iddqueue.messages where id = ${message.id}`
+    expect(row?.args).toEqual([deepest])
+    await expect(any.send(nested(MAX_PAYLOAD_DEPTH))).rejects.toSatisfy((e) =>
+      InvalidPayloadError.isInstance(e),
+    )
+  })
+})
+
 describe('payloads accepted', () => {
   it('drops trailing undefined arguments (omitted optional parameters)', async () => {
     const { broker } = brokerWithActors()
     const optional = broker.actor(
       'optional',
-      (a: number, b?: string, c?: { d?: number }) => [a, b, c],
+      (a: number, b?: string, c?: { d?: number }, _ctx?: ActorContext) => [a, b, c],
       { queue: 'payloads' },
     )
     await optional.send(1)

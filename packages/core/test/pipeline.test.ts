@@ -3,6 +3,7 @@ import { PostgresJSDialect } from 'kysely-postgres-js'
 import postgres from 'postgres'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import {
+  type ActorContext,
   type Broker,
   Group,
   IddqueueError,
@@ -42,7 +43,7 @@ describe('pipeline', () => {
     )
     const scale = broker.actor(
       'scale',
-      (factor: number, value?: number) => {
+      (factor: number, value?: number, _ctx?: ActorContext) => {
         calls.push(['scale', factor, value])
         return factor * (value ?? 0)
       },
@@ -50,7 +51,7 @@ describe('pipeline', () => {
     )
     const label = broker.actor(
       'label',
-      (prefix: string, value?: number) => {
+      (prefix: string, value?: number, _ctx?: ActorContext) => {
         calls.push(['label', prefix, value])
         return `${prefix}${value}`
       },
@@ -134,9 +135,13 @@ describe('pipeline', () => {
   it('enqueues nothing when the caller transaction rolls back, and the first step on commit', async () => {
     const broker = db.broker()
     const queue = uniqueQueue('tx')
-    const job = broker.actor('job', (n: number, previous?: number) => n + (previous ?? 0), {
-      queue,
-    })
+    const job = broker.actor(
+      'job',
+      (n: number, previous?: number, _ctx?: ActorContext) => n + (previous ?? 0),
+      {
+        queue,
+      },
+    )
     const rolledBack = broker.pipeline([job.message(1), job.message(2)])
     await expect(
       db.sql.begin(async (tx) => {

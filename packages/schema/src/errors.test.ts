@@ -23,3 +23,15 @@ describe('IddqueueError.isInstance', () => {
     expect(InvalidOptionError.isInstance(null)).toBe(false)
   })
 })
+
+describe('InvalidOptionError', () => {
+  it('keeps the option, the value and what was expected as fields', () => {
+    const error = new InvalidOptionError('Invalid concurrency 0: expected at least 1', {
+      option: 'concurrency',
+      value: 0,
+      expected: 'at least 1',
+    })
+    expect(error).toMatchObject({ option: 'concurrency', value: 0, expected: 'at least 1' })
+    expect(new InvalidOptionError('x').option).toBeUndefined()
+  })
+})

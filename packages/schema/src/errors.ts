@@ -66,13 +66,49 @@ export class IddqueueError extends Error {
 export class InvalidIdentifierError extends IddqueueError {}
 
 /**
- * An option or argument with a value iddqueue cannot accept. The message names
- * the option and what was expected.
+ * Options of {@link InvalidOptionError}: the refused option, its value and
+ * what was expected, kept as fields for programs that report them.
  *
  * @example
- * createBroker({ url, maxPayloadBytes: -1 }) // throws InvalidOptionError
+ * throw new InvalidOptionError('Invalid concurrency 0: expected an integer of at least 1', {
+ *   option: 'concurrency',
+ *   value: 0,
+ *   expected: 'an integer of at least 1',
+ * })
  */
-export class InvalidOptionError extends IddqueueError {}
+export interface InvalidOptionErrorOptions extends IddqueueErrorOptions {
+  /** The option or argument refused, e.g. `concurrency` or `priority`. */
+  readonly option?: string
+  /** The value refused. */
+  readonly value?: unknown
+  /** What would have been accepted, in words. */
+  readonly expected?: string
+}
+
+/**
+ * An option or argument with a value iddqueue cannot accept. The message names
+ * the option and what was expected; `option`, `value` and `expected` hold the
+ * same as fields (undefined where the check does not concern one option).
+ *
+ * @example
+ * try {
+ *   createBroker({ url, maxPayloadBytes: -1 })
+ * } catch (error) {
+ *   if (InvalidOptionError.isInstance(error)) console.error(error.option, error.expected) // 'maxPayloadBytes', 'an integer ...'
+ * }
+ */
+export class InvalidOptionError extends IddqueueError {
+  readonly option: string | undefined
+  readonly value: unknown
+  readonly expected: string | undefined
+
+  constructor(message: string, options: InvalidOptionErrorOptions = {}) {
+    super(message, options)
+    this.option = options.option
+    this.value = options.value
+    this.expected = options.expected
+  }
+}
 
 /**
  * PostgreSQL is older than iddqueue supports (14).

@@ -4,6 +4,7 @@ export {
   type IddqueueErrorOptions,
   InvalidIdentifierError,
   InvalidOptionError,
+  type InvalidOptionErrorOptions,
   MigrationError,
   UnsupportedPostgresError,
 } from './errors.js'

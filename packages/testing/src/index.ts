@@ -1,3 +1,7 @@
+export type { NotificationCollector } from './collect-notifications.js'
+export { collectNotifications } from './collect-notifications.js'
+export type { ExportsDifference } from './compare-package-exports.js'
+export { comparePackageExports } from './compare-package-exports.js'
 export type {
   CreatedTestDatabase,
   CreateTestDatabaseOptions,
@@ -6,6 +10,8 @@ export { createTestDatabase } from './create-test-database.js'
 export type { DrainQueuesOptions, JoinableBroker } from './drain-queues.js'
 export { drainQueues } from './drain-queues.js'
 export { dropStaleTestDatabases } from './drop-stale-test-databases.js'
+export type { MessageStatesOptions } from './message-states.js'
+export { messageStates, uniqueQueue } from './message-states.js'
 export type { PgBouncer, StartPgBouncerOptions } from './pgbouncer/start-pgbouncer.js'
 export { findPgBouncer, startPgBouncer } from './pgbouncer/start-pgbouncer.js'
 export type { PrepareTemplateDatabaseOptions } from './prepare-template-database.js'

@@ -1,5 +1,11 @@
 export type { GlobalSetup, GlobalSetupOptions } from './vitest/create-global-setup.js'
 export { createGlobalSetup } from './vitest/create-global-setup.js'
+export type {
+  BrokerFixture,
+  BrokerFixtureOptions,
+  FixtureBroker,
+} from './vitest/use-broker-fixture.js'
+export { useBrokerFixture } from './vitest/use-broker-fixture.js'
 export type { UsedTestDatabase } from './vitest/use-test-database.js'
 export { useTestDatabase } from './vitest/use-test-database.js'
 

@@ -7,11 +7,12 @@ import type { Message } from '../message/message.js'
  *
  * It is passed in the handler's last declared parameter whenever the handler
  * declares more parameters than the message has arguments, so declare it
- * last, after any optional parameters, and give no parameter before it a
- * default value (that would hide it from `handler.length`). A handler with
- * optional parameters that needs no context should still declare it
- * (`_ctx?: ActorContext`), otherwise an omitted optional argument receives
- * the context. Rest parameters never receive it.
+ * last, after any optional parameters or parameters with default values.
+ * A handler with optional or default parameters must declare it even when
+ * it does not use it (`_ctx?: ActorContext`), otherwise an omitted optional
+ * argument would receive the context (`ContextRule` checks a handler type
+ * for this). A handler whose last parameter is a rest parameter or has a
+ * default value never receives it.
  *
  * A handler must honour its signal to be stopped: Node cannot interrupt a
  * synchronous loop, and a handler that ignores its signal keeps running.
@@ -110,3 +111,32 @@ type DropLast<T extends readonly unknown[]> = number extends T['length']
  * type Sum = ActorResult<typeof handler> // number
  */
 export type ActorResult<H extends Handler> = Awaited<ReturnType<H>>
+
+/** Whether a parameter tuple has an optional element (a `?` or a default value). */
+type HasOptional<P extends readonly unknown[]> = number extends P['length']
+  ? false
+  : P extends readonly []
+    ? false
+    : P extends readonly [unknown, ...infer Rest]
+      ? HasOptional<Rest>
+      : true
+
+/**
+ * `H` when iddqueue can tell where its context goes, else a type no function
+ * matches, naming the fix: a handler with optional parameters must declare
+ * the context last, or an omitted optional argument would receive it. Use it
+ * to check handlers in your own wrappers (`handler: H & ContextRule<H>`);
+ * `broker.actor()` does not enforce it, so existing handlers keep compiling.
+ *
+ * @example
+ * const ok: ContextRule<(a: number, b?: number, ctx?: ActorContext) => number> = (a, b = 0) => a + b
+ * // ContextRule<(a: number, b?: number) => number> is refused: declare `_ctx?: ActorContext` last
+ */
+export type ContextRule<H extends Handler> =
+  HasOptional<Parameters<H>> extends true
+    ? IsContext<LastOf<Required<Parameters<H>>>> extends true
+      ? H
+      : {
+          readonly 'iddqueue: a handler with optional or default parameters must declare `ctx?: ActorContext` as its last parameter': never
+        }
+    : H

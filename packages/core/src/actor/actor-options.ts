@@ -1,5 +1,6 @@
 import { describeValue } from '@iddqueue/schema'
 import { InvalidOptionError } from '../errors.js'
+import { checkInteger, INT4_MAX } from '../options/check-option.js'
 import { assertName } from './names.js'
 
 /**
@@ -70,7 +71,13 @@ export interface ActorOptions {
   notifyShutdown?: boolean | undefined
 }
 
-/** @internal Actor options with every default filled in. */
+/**
+ * An actor's options with every default filled in, as `actor.options` shows them.
+ *
+ * @example
+ * const options: ResolvedActorOptions = add.options
+ * console.log(options.queue, options.maxRetries) // 'default', 20
+ */
 export interface ResolvedActorOptions extends ActorOptions {
   readonly queue: string
   readonly priority: number
@@ -114,8 +121,6 @@ const CORE_KEYS = [
   'notifyShutdown',
 ] as const
 
-const INT4_MAX = 2_147_483_647
-
 function integer(
   actor: string,
   key: string,
@@ -123,12 +128,7 @@ function integer(
   min: number,
   max = Number.MAX_SAFE_INTEGER,
 ): void {
-  if (value === undefined) return
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidOptionError(
-      `Invalid option ${key} for actor ${actor}: expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
-    )
-  }
+  checkInteger(key, value, { min, max, where: `for actor ${actor}` })
 }
 
 function reference(actor: string, key: string, value: unknown): void {

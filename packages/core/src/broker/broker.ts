@@ -1,6 +1,7 @@
 import {
   coreMigrations,
   describeValue,
+  type Executor,
   type IddqueueDatabase,
   IddqueueError,
   InvalidOptionError,
@@ -30,7 +31,8 @@ import {
 } from '../enqueue/enqueue-options.js'
 import { prepareEntry } from '../enqueue/prepared-entry.js'
 import { resolveSendTimeout } from '../enqueue/send-deadline.js'
-import { BrokerClosedError } from '../errors.js'
+import { BrokerClosedError, InvalidStateError } from '../errors.js'
+import { checkMessage } from '../message/check-message.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
 import { isUuid, uuid7 } from '../message/uuid7.js'
@@ -77,13 +79,14 @@ import {
   runNow,
 } from '../ops/reschedule.js'
 import { type RetryManyOptions, type RetryManyResult, retryMany } from '../ops/retry-many.js'
-import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
+import { flagOption } from '../options/check-option.js'
+import type { IddqueuePlugin, ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
 import type { Middleware } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { openConnection } from '../runtime/connection.js'
 import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
 import { Listener } from '../runtime/listener.js'
-import { consoleLogger } from '../runtime/logger.js'
+import { consoleLogger, type Logger } from '../runtime/logger.js'
 import { Waker } from '../runtime/waker.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
@@ -184,6 +187,39 @@ export class Broker {
     return this.#core.ns
   }
 
+  /**
+   * What the broker runs its own statements on (its pool, or the instance it
+   * was given), for tools that read iddqueue's tables: statistics, dashboards.
+   *
+   * @example
+   * const [row] = await broker.executor.query<{ n: number }>(
+   *   `select count(*)::int as n from ${broker.namespace.table('messages')}`,
+   * )
+   */
+  get executor(): Executor {
+    return this.#core.executor
+  }
+
+  /**
+   * The broker's logger (`createBroker({ logger })`, or the console logger).
+   *
+   * @example
+   * broker.logger.info('dashboard mounted', { basePath: '/jobs' })
+   */
+  get logger(): Logger {
+    return this.#core.logger
+  }
+
+  /**
+   * The plugins the broker was created with, in order.
+   *
+   * @example
+   * const hasScheduler = broker.plugins.some((plugin) => plugin.name === '@iddqueue/scheduler')
+   */
+  get plugins(): readonly IddqueuePlugin[] {
+    return this.#core.plugins
+  }
+
   /** @internal Shared state for workers, operations and plugins. */
   get context(): BrokerContext {
     return this.#core
@@ -212,7 +248,7 @@ export class Broker {
       throw new InvalidOptionError(`Invalid handler for actor ${name}: expected a function`)
     }
     if (this.#core.actors.has(name)) {
-      throw new InvalidOptionError(`Actor ${name} is already declared on this broker`)
+      throw new InvalidStateError(`Actor ${name} is already declared on this broker`)
     }
     if (typeof options !== 'object' || options === null) {
       throw new InvalidOptionError(`Invalid options for actor ${name}: expected an object`)
@@ -284,22 +320,11 @@ export class Broker {
     options: Readonly<Record<string, unknown>>,
   ): Message {
     assertName('queue', queue)
-    if (!Array.isArray(args)) {
-      throw new InvalidOptionError(`Invalid arguments for actor ${actor}: expected an array`)
-    }
-    // Checked here, not only in send options: a message's own priority
-    // otherwise reached the insert and failed there, inside a caller's transaction.
-    if (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX) {
-      throw new InvalidOptionError(
-        `Invalid priority ${describeValue(priority)} for actor ${actor}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
-      )
-    }
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-      throw new InvalidOptionError(
-        `Invalid message options ${describeValue(options)} for actor ${actor}: expected a plain object`,
-      )
-    }
-    return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
+    checkMessage(actor, args, priority, options)
+    return Message.bind(
+      new Message(uuid7(), actor, queue, args, priority, options),
+      this.#core.host,
+    )
   }
 
   /**
@@ -808,10 +833,7 @@ export class Broker {
 
 /** A boolean option: false when absent, refused when not a boolean. */
 function flag(name: string, value: unknown): boolean {
-  if (value === undefined) return false
-  if (typeof value !== 'boolean')
-    throw new InvalidOptionError(`Invalid ${name} ${describeValue(value)}: expected true or false`)
-  return value
+  return flagOption(name, value)
 }
 
 /**

@@ -51,15 +51,17 @@ export async function claimDeduplicationKey(
   // concurrent senders of one key take turns from here to their commit.
   const stored = row!.message
   if (dedup.replace) return replaceOriginal(tx, statements, entry, stored.id)
-  return new Message(
+  return Message.bind(
+    new Message(
+      stored.id,
+      stored.actor,
+      stored.queue,
+      stored.args,
+      stored.priority,
+      stored.options,
+      stored.eta ? new Date(stored.eta) : undefined,
+    ),
     host,
-    stored.id,
-    stored.actor,
-    stored.queue,
-    stored.args,
-    stored.priority,
-    stored.options,
-    stored.eta ? new Date(stored.eta) : undefined,
   )
 }
 

@@ -8,6 +8,7 @@ import {
   toExecutor,
 } from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
+import { checkPriority } from '../options/check-option.js'
 
 /**
  * Per-message options of a send.
@@ -167,11 +168,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
       )
     }
   }
-  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX)) {
-    fail(
-      `invalid priority ${describeValue(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
-    )
-  }
+  checkPriority(priority, { where })
   if (dedupMode !== undefined) {
     if (dedupMode !== 'keep' && dedupMode !== 'replace') {
       fail(`invalid dedupMode ${JSON.stringify(dedupMode)}: expected 'keep' or 'replace'`)

@@ -1,6 +1,7 @@
 import { withContext } from '../errors.js'
 import type { Message } from '../message/message.js'
 import { assertPayloadSize, encodeArgs, encodeOptions } from '../message/message-codec.js'
+import { checkPriority } from '../options/check-option.js'
 import { assertEnqueueOptions, type EnqueueOptions } from './enqueue-options.js'
 
 /** @internal A message checked and encoded, ready for the insert statement. */
@@ -29,6 +30,9 @@ export function prepareEntry(
   where: string,
 ): PreparedEntry {
   assertEnqueueOptions(options, where)
+  // A message may come from anywhere (built by hand, copied with other
+  // fields): check what reaches SQL once more, before any SQL runs.
+  if (options.priority === undefined) checkPriority(message.priority, { where })
   try {
     const argsJson = encodeArgs(message.args)
     const optionsJson =

@@ -4,6 +4,7 @@ import {
   type Executor,
   InvalidOptionError,
 } from '@iddqueue/schema'
+import { InvalidStateError } from '../errors.js'
 import type { Message } from '../message/message.js'
 import { isUuid, uuid7 } from '../message/uuid7.js'
 import { pageLimit } from '../ops/failed.js'
@@ -196,7 +197,7 @@ export function attemptHistory(): AttemptHistoryPlugin {
 
     setup(context: PluginContext) {
       if (latch.current) {
-        throw new InvalidOptionError(
+        throw new InvalidStateError(
           'attemptHistory() is already set up by another broker: call attemptHistory() once per broker',
         )
       }

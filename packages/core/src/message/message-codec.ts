@@ -8,6 +8,21 @@ import { InvalidPayloadError, PayloadTooLargeError } from '../errors.js'
  */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
 
+/**
+ * The deepest nesting of arrays and objects a payload may have, the
+ * arguments list (or the options object, or a stored result) counting as
+ * the first level. Deeper values are refused with `InvalidPayloadError`:
+ * encoding and checking them recursively would exhaust the call stack
+ * (a plain `RangeError`) long before PostgreSQL's jsonb, which accepts
+ * this depth, refuses them.
+ *
+ * @example
+ * let nested: unknown = 'leaf'
+ * for (let i = 0; i < MAX_PAYLOAD_DEPTH; i++) nested = [nested]
+ * await actor.send(nested) // InvalidPayloadError: args[0][0]… is nested deeper than 256 levels
+ */
+export const MAX_PAYLOAD_DEPTH = 256
+
 /** A value's path for an error message: `args[0].user["first name"]`. */
 function pathOf(root: string, keys: readonly (string | number)[]): string {
   let path = root
@@ -39,7 +54,7 @@ function refuse(walk: Walk, what: string, hint = ''): InvalidPayloadError {
  * as it went in. Refused, with the path of the offending value: BigInt,
  * functions, symbols, `undefined` in arrays, non-finite numbers, Dates, Maps,
  * class instances, cycles, `\u0000` and unpaired surrogates in strings and
- * object keys.
+ * object keys, and nesting deeper than {@link MAX_PAYLOAD_DEPTH}.
  */
 function check(value: unknown, walk: Walk): void {
   switch (typeof value) {
@@ -65,6 +80,10 @@ function check(value: unknown, walk: Walk): void {
   if (value === null) return
   const object = value as object
   const { keys, seen } = walk
+  if (keys.length >= MAX_PAYLOAD_DEPTH)
+    throw new InvalidPayloadError(
+      `${pathOf(walk.root, keys)} is nested deeper than ${MAX_PAYLOAD_DEPTH} levels of arrays and objects (MAX_PAYLOAD_DEPTH); flatten it`,
+    )
   if (seen.has(object)) throw refuse(walk, 'is a circular reference')
   if (Array.isArray(object)) {
     seen.add(object)

@@ -54,10 +54,13 @@ declare const resultType: unique symbol
  */
 export class Message<Args extends readonly unknown[] = readonly unknown[], Result = unknown> {
   declare readonly [resultType]?: Result
-  readonly #host: MessageHost | undefined
+  #host: MessageHost | undefined = undefined
 
+  /**
+   * A message not bound to a broker: `result()` throws until a broker
+   * builds it. Build messages with `actor.message()` or `broker.message()`.
+   */
   constructor(
-    host: MessageHost | undefined,
     /** A UUID (version 7 when iddqueue made it). */
     readonly id: string,
     readonly actor: string,
@@ -69,8 +72,15 @@ export class Message<Args extends readonly unknown[] = readonly unknown[], Resul
     readonly options: Readonly<Record<string, unknown>>,
     /** Earliest start, when the message was sent with a delay or an eta. */
     readonly eta?: Date,
-  ) {
-    this.#host = host
+  ) {}
+
+  /** @internal Binds `message` to the broker that reads its result. */
+  static bind<M extends Message<readonly unknown[], unknown>>(
+    message: M,
+    host: MessageHost | undefined,
+  ): M {
+    message.#host = host
+    return message
   }
 
   /**
@@ -94,6 +104,19 @@ export class Message<Args extends readonly unknown[] = readonly unknown[], Resul
     return (await this.#host.readResult(this, options)) as Result
   }
 
+  /**
+   * A copy of this message with `options` merged over its own, keeping its
+   * id and its broker: how a plugin attaches its data to a message before it
+   * is sent.
+   *
+   * @example
+   * const tagged = resize.message('img_1', 640).withOptions({ tenant: 'acme' })
+   * await broker.enqueue(tagged)
+   */
+  withOptions(options: Readonly<Record<string, unknown>>): Message<Args, Result> {
+    return this.with({ options: { ...this.options, ...options } })
+  }
+
   /** @internal A copy with other fields. */
   with(
     fields: Partial<Pick<EncodedMessage, 'args' | 'options' | 'priority' | 'queue'>> & {
@@ -101,8 +124,7 @@ export class Message<Args extends readonly unknown[] = readonly unknown[], Resul
       eta?: Date | undefined
     },
   ): Message<Args, Result> {
-    return new Message<Args, Result>(
-      this.#host,
+    const copy = new Message<Args, Result>(
       fields.id ?? this.id,
       this.actor,
       fields.queue ?? this.queue,
@@ -111,6 +133,8 @@ export class Message<Args extends readonly unknown[] = readonly unknown[], Resul
       fields.options ?? this.options,
       'eta' in fields ? fields.eta : this.eta,
     )
+    copy.#host = this.#host
+    return copy
   }
 
   /** The message as plain JSON. */

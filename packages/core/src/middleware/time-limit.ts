@@ -1,6 +1,5 @@
 import { TimeLimitExceeded } from '../errors.js'
 import type { Middleware } from '../plugin/middleware-interface.js'
-import { expire } from '../worker/process-chain.js'
 import { Deadlines } from './deadlines.js'
 
 /**
@@ -11,8 +10,7 @@ import { Deadlines } from './deadlines.js'
  */
 export function timeLimit(): Middleware {
   const deadlines = new Deadlines((event) => {
-    expire(
-      event,
+    event.failAttempt(
       new TimeLimitExceeded(
         `Actor ${event.actor.name} passed its time limit of ${event.actor.options.timeLimitMs} ms on message ${event.message.id}`,
       ),

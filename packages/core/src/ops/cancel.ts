@@ -1,6 +1,5 @@
 import type { MessageState } from '@iddqueue/schema'
-import { InvalidOptionError } from '../errors.js'
-import { isUuid } from '../message/uuid7.js'
+import { checkUuid } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { formatControl, onControl } from './control.js'
@@ -43,18 +42,13 @@ export interface CancelOptions {
   readonly timeoutMs?: number | undefined
 }
 
-function assertId(id: unknown): asserts id is string {
-  if (!isUuid(id))
-    throw new InvalidOptionError(`Invalid message id ${JSON.stringify(id)}: expected a UUID`)
-}
-
 /** @internal */
 export async function cancel(
   core: BrokerContext,
   id: string,
   options: CancelOptions = {},
 ): Promise<CancelResult> {
-  assertId(id)
+  checkUuid('message id', id)
   const messages = core.ns.table('messages')
   let answer: ((running: boolean) => void) | undefined
   // Listen before the request commits: the owning worker answers at once.
@@ -116,7 +110,7 @@ export async function cancellationStatus(
   core: BrokerContext,
   id: string,
 ): Promise<CancellationStatus> {
-  assertId(id)
+  checkUuid('message id', id)
   const compiled = (await core.queries())
     .selectFrom('messages')
     .select(['state', 'cancel_requested'])

@@ -3,7 +3,7 @@ import { describeValue } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
-import { isUuid } from '../message/uuid7.js'
+import { checkUuid, integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 
@@ -102,8 +102,9 @@ export interface ShowFailedOptions {
 
 /**
  * What `broker.retryFailed()` did: `retried` (queued again now), `missing`,
- * `not-rejected` (the message is not rejected: nothing changed) or `busy` (a
- * worker still holds the row while it records the rejection: try again).
+ * `not-rejected` (the message is not rejected: nothing changed; what a
+ * concurrent call that lost to another answers) or `busy` (something held the
+ * row for more than two seconds: try again).
  *
  * @example
  * const { status } = await broker.retryFailed(id)
@@ -117,23 +118,23 @@ export interface RetryFailedResult {
 const DEFAULT_LIMIT = 50
 /** Largest page of `listFailed`. */
 const MAX_LIMIT = 1000
-/** PostgreSQL's lock_not_available: `FOR UPDATE NOWAIT` found the row locked. */
+/** PostgreSQL's lock_not_available: the row stayed locked past `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03'
+/**
+ * How long `retryFailed` waits for the row's lock: long enough for a
+ * concurrent `retryFailed` or a worker's settle transaction to commit (then
+ * the answer is what it left: `not-rejected`), short enough to answer
+ * `busy` when something holds the row for real.
+ */
+const RETRY_LOCK_TIMEOUT_MS = 2_000
 
 function assertId(id: unknown, what = 'message id'): asserts id is string {
-  if (!isUuid(id))
-    throw new InvalidOptionError(`Invalid ${what} ${JSON.stringify(id)}: expected a UUID`)
+  checkUuid(what, id)
 }
 
 /** @internal Checks a page size: an integer from 1 to 1,000, default 50. */
 export function pageLimit(limit: unknown): number {
-  if (limit === undefined) return DEFAULT_LIMIT
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new InvalidOptionError(
-      `Invalid limit ${describeValue(limit)}: expected an integer from 1 to ${MAX_LIMIT}`,
-    )
-  }
-  return limit
+  return integerOption('limit', limit, DEFAULT_LIMIT, { min: 1, max: MAX_LIMIT })
 }
 
 /** `failure - 'stack'`: the failure record without its stack trace. */
@@ -242,9 +243,10 @@ class Refused {
 
 /**
  * @internal Puts a rejected message back in its queue, atomically: the row is
- * locked without waiting (a worker still recording the rejection holds it:
- * `busy`), checked, reset, announced and handed to the `revive` hooks in one
- * transaction, so concurrent calls have one winner.
+ * locked (waiting up to two seconds for whoever holds it, else `busy`),
+ * checked, reset, announced and handed to the `revive` hooks in one
+ * transaction, so concurrent calls have one winner and the others answer
+ * `not-rejected`.
  */
 export async function retryFailed(core: BrokerContext, id: string): Promise<RetryFailedResult> {
   assertId(id)
@@ -255,7 +257,6 @@ export async function retryFailed(core: BrokerContext, id: string): Promise<Retr
     .select(['state', 'queue'])
     .where('id', '=', id)
     .forUpdate()
-    .noWait()
     .compile()
   // Keeps id, actor, args, options, priority and enqueued_at; clears the
   // retry cycle. A cancellation requested before the rejection would drop
@@ -276,6 +277,9 @@ export async function retryFailed(core: BrokerContext, id: string): Promise<Retr
     .compile()
   try {
     await core.executor.transaction(async (tx) => {
+      // Wait for a concurrent winner instead of failing at once, so losers
+      // read what it committed and answer `not-rejected`, as the docs say.
+      await tx.query("select set_config('lock_timeout', $1, true)", [`${RETRY_LOCK_TIMEOUT_MS}ms`])
       const [row] = await tx.query<{ state: string; queue: string }>(lock.sql, lock.parameters)
       // Thrown, not returned: the transaction must roll back, not commit.
       if (!row) throw new Refused('missing')

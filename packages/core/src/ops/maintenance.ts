@@ -1,6 +1,6 @@
 import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
-import { InvalidOptionError } from '../errors.js'
+import { integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-defaults.js'
@@ -22,8 +22,6 @@ export interface PurgeOptions {
   readonly batchSize?: number | undefined
   /** Called after each batch with the running totals. */
   readonly onProgress?: ((progress: PurgeResult) => void) | undefined
-  /** @internal Workers purge one at a time: skip when another holds the purge lock. */
-  readonly exclusive?: boolean | undefined
 }
 
 /**
@@ -62,17 +60,17 @@ export interface FlushOptions {
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 0) {
-    throw new InvalidOptionError(
-      `Invalid ${name} ${describeValue(value)}: expected an integer of 0 or more`,
-    )
-  }
-  return value
+  return integerOption(name, value, fallback, { min: 0 })
 }
 
 /** @internal Deletes old finished messages and expired keys in bounded batches. */
-export async function purge(core: BrokerContext, options: PurgeOptions = {}): Promise<PurgeResult> {
+export async function purge(
+  core: BrokerContext,
+  options: PurgeOptions & {
+    /** Workers purge one at a time: skip when another holds the purge lock. */
+    readonly exclusive?: boolean
+  } = {},
+): Promise<PurgeResult> {
   const olderThanMs = positive('olderThanMs', options.olderThanMs, DEFAULT_RETENTION_MS)
   const batchSize = positive('batchSize', options.batchSize, 5_000) || 5_000
   const lockKey = core.ns.lockKey('purge').toString()

@@ -96,6 +96,23 @@ export interface ProcessEvent {
   /** Aborts the handler's signal with `reason` (time limit, shutdown, cancellation). */
   abort(reason: unknown): void
   /**
+   * Ends the attempt now with `error` as its failure, whatever the handler
+   * does next: aborts its signal with `error`, and the attempt follows the
+   * retry policy at once. The worker keeps the handler's slot until the
+   * handler really returns, so no more than `concurrency` ever run. Does
+   * nothing once the handler has finished. The built-in time limit uses it;
+   * so can a plugin's own deadline.
+   *
+   * @example
+   * const watchdog: Middleware = {
+   *   process(event, next) {
+   *     const timer = setTimeout(() => event.failAttempt(new Error('watchdog: no progress in 60 s')), 60_000)
+   *     return next().finally(() => clearTimeout(timer))
+   *   },
+   * }
+   */
+  failAttempt(error: unknown): void
+  /**
    * Sends `message` in the same transaction that settles this one (after the
    * handler returns), so the follow-up exists exactly when the outcome is
    * recorded. Callbacks and pipeline steps use this.

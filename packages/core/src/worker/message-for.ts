@@ -1,5 +1,6 @@
 import { type ActorReference, referenceName } from '../actor/actor-options.js'
 import { assertName } from '../actor/names.js'
+import { checkMessage } from '../message/check-message.js'
 import { Message } from '../message/message.js'
 import { uuid7 } from '../message/uuid7.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
@@ -27,13 +28,11 @@ export function messageFor(
   const declared = core.actors.get(name)
   const queue = options.queue ?? declared?.queue ?? 'default'
   assertName('queue', queue)
-  return new Message(
+  const priority = options.priority ?? declared?.options.priority ?? 0
+  const extra = options.options ?? {}
+  checkMessage(name, args, priority, extra)
+  return Message.bind(
+    new Message(options.id ?? uuid7(), name, queue, [...args], priority, extra),
     core.host,
-    options.id ?? uuid7(),
-    name,
-    queue,
-    [...args],
-    options.priority ?? declared?.options.priority ?? 0,
-    options.options ?? {},
   )
 }

@@ -1,5 +1,6 @@
 import type { ActorContext } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
+import { handlerParameters } from '../actor/handler-parameters.js'
 import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
 import type { Run } from './run.js'
 
@@ -7,25 +8,21 @@ import type { Run } from './run.js'
 export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
 
 /**
- * @internal Fails the attempt of `event` at once with `error`, and aborts its
- * signal. Does nothing once the handler has finished.
- */
-export function expire(event: ProcessEvent, error: unknown): void {
-  event.abort(error)
-  ;(event as Run).expire?.(error)
-}
-
-/**
  * The handler's arguments. The context goes in the handler's last declared
- * parameter when it declares more parameters than the message has arguments
- * (so trailing `undefined` arguments, dropped by JSON, and omitted optional
- * ones leave it in place); otherwise it is not passed at all, so rest
- * parameters (`(...items) => ...`) receive exactly the message's arguments.
+ * parameter (counted from its source, so parameters with default values
+ * count) when it declares more parameters than the message has arguments,
+ * so trailing `undefined` arguments, dropped by JSON, and omitted optional
+ * ones leave it in place. A handler whose last parameter is a rest
+ * parameter (`(...items) => ...`) or has a default value (`(n, by = 1)`:
+ * a context never has one) never gets it: it receives exactly the arguments.
+ * `ActorArgs` types the same rule. A handler with optional parameters and
+ * no context would get the context in an omitted optional argument: the
+ * docs say to declare `_ctx?: ActorContext` last, and `ContextRule` checks it.
  */
 function argumentsFor(event: ProcessEvent): unknown[] {
   const args = event.message.args
-  const declared = event.actor.handler.length
-  if (declared <= args.length) return args as unknown[]
+  const { count: declared, rest, lastHasDefault } = handlerParameters(event.actor.handler)
+  if (rest || lastHasDefault || declared <= args.length) return args as unknown[]
   const call: unknown[] = [...args]
   call.length = declared - 1
   call.push({

@@ -13,7 +13,7 @@ export type Releasable = Pick<Delivery, 'id' | 'actor' | 'queue' | 'retries'>
 export function release(settler: SettleBatcher, deliveries: readonly Releasable[]): void {
   for (const delivery of deliveries) {
     settler.add({
-      message: new Message(undefined, delivery.id, delivery.actor, delivery.queue, [], 0, {}),
+      message: new Message(delivery.id, delivery.actor, delivery.queue, [], 0, {}),
       outcome: { kind: 'requeue' },
       attempt: delivery.retries + 1,
       followUps: [],

@@ -1,5 +1,5 @@
 import type { ActorDefinition } from '../actor/actor-definition.js'
-import { InvalidPayloadError, TimeLimitExceeded, UnknownActorError } from '../errors.js'
+import { InvalidPayloadError, UnknownActorError } from '../errors.js'
 import type { Outcome } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import type { Delivery } from './delivery.js'
@@ -89,8 +89,7 @@ export class RunExecutor {
     this.#emitOutcome(run, run.outcome)
     // Keep the slot until the handler really ends (a time limit fails the
     // attempt first), so no more than `concurrency` handlers ever run.
-    const outcome = run.outcome
-    if (run.handler && outcome.kind === 'failure' && TimeLimitExceeded.isInstance(outcome.error)) {
+    if (run.handler && run.endedEarly) {
       void run.handler.then(
         () => this.#freeSlot(run),
         () => this.#freeSlot(run),

@@ -34,8 +34,10 @@ export class Run implements ProcessEvent, SettleEntry {
   cancelled = false
   /** The handler's own promise: the worker keeps the slot until it ends. */
   handler: Promise<unknown> | undefined = undefined
-  /** Ends the attempt at once (the time limit), whatever the handler does. */
+  /** Ends the attempt at once (see `failAttempt`), whatever the handler does. */
   expire: ((error: unknown) => void) | undefined = undefined
+  /** `failAttempt` ended the attempt before the handler returned: its slot waits for the handler. */
+  endedEarly = false
   /** The worker's slot this run occupies while it runs (see `RunSlots`), else -1. */
   slot = -1
   #controller: AbortController | undefined = undefined
@@ -47,14 +49,16 @@ export class Run implements ProcessEvent, SettleEntry {
     readonly actor: ActorDefinition,
     readonly workerId: string,
   ) {
-    this.message = new Message(
+    this.message = Message.bind(
+      new Message(
+        delivery.id,
+        delivery.actor,
+        delivery.queue,
+        delivery.args,
+        delivery.priority,
+        delivery.options,
+      ),
       core.host,
-      delivery.id,
-      delivery.actor,
-      delivery.queue,
-      delivery.args,
-      delivery.priority,
-      delivery.options,
     )
     this.attempt = delivery.retries + 1
     this.retries = delivery.retries
@@ -85,6 +89,13 @@ export class Run implements ProcessEvent, SettleEntry {
   /** The last progress reported, as JSON, for the settle. */
   get progress(): string | undefined {
     return this.#progress?.latest
+  }
+
+  failAttempt(error: unknown): void {
+    this.abort(error)
+    if (!this.expire) return
+    this.endedEarly = true
+    this.expire(error)
   }
 
   enqueueAfter(message: Message, options?: { readonly delayMs?: number }): void {

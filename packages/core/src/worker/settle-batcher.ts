@@ -99,7 +99,8 @@ export class SettleBatcher {
   async #flush(): Promise<void> {
     if (this.#pending.length === 0) return
     const batch = this.#pending.splice(0, this.#isolate ? 1 : this.batchSize)
-    // Counted once: #onError may drop entries from the batch.
+    // Counted once: #onError may drop entries from `batch`, which must not
+    // leave them counted as in flight (drain() would then never resolve).
     const size = batch.length
     this.#inFlight += size
     this.#writing.add(batch)

@@ -1,6 +1,7 @@
 import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
+import { integerOption } from '../options/check-option.js'
 import { WORKER_DEFAULTS as D } from './worker-defaults.js'
 
 /**
@@ -64,13 +65,7 @@ export interface ResolvedWorkerOptions {
 }
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new InvalidOptionError(
-      `Invalid worker option ${name}: expected an integer of at least ${min}, got ${describeValue(value)}`,
-    )
-  }
-  return value
+  return integerOption(name, value, fallback, { min, where: 'worker option' })
 }
 
 /** @internal */

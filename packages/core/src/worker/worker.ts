@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { InvalidOptionError } from '../errors.js'
+import { InvalidOptionError, InvalidStateError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { ClaimLoop } from './claim-loop.js'
@@ -159,8 +159,7 @@ export class Worker {
    * await broker.worker({ concurrency: 8 }).start()
    */
   async start(): Promise<void> {
-    if (this.#state !== 'idle')
-      throw new InvalidOptionError(`Worker ${this.id} was already started`)
+    if (this.#state !== 'idle') throw new InvalidStateError(`Worker ${this.id} was already started`)
     this.#core.assertOpen()
     await this.#core.ready()
     const queues = this.#options.queues ?? [

@@ -34,7 +34,7 @@ export function resolveSource(
         )
       }
     }
-    return { executor: source.context.executor, ns }
+    return { executor: source.executor, ns }
   }
   return { executor: toExecutor(source, 'statistics source'), ns: toNamespace(namespace) }
 }
@@ -43,8 +43,8 @@ function isBroker(value: unknown): value is Broker {
   return (
     typeof value === 'object' &&
     value !== null &&
-    'context' in value &&
+    'executor' in value &&
     'namespace' in value &&
-    typeof (value as Broker).worker === 'function'
+    typeof (value as { worker?: unknown }).worker === 'function'
   )
 }

@@ -1,3 +1,4 @@
+import { MigrationError } from '../errors.js'
 import type { Executor } from '../executor/executor.js'
 import { toExecutor } from '../executor/to-executor.js'
 import { type Namespace, type NamespaceOptions, toNamespace } from '../namespace/namespace.js'
@@ -33,7 +34,9 @@ function literal(text: string): string {
 function guardedMigration(ns: Namespace, owner: string, migration: Migration): string {
   const statements = migration.up(ns).map((statement) => {
     if (statement.includes('$ddl$'))
-      throw new Error(`migration ${owner} #${migration.version} contains $ddl$`)
+      throw new MigrationError(
+        `Migration ${owner} #${migration.version} contains $ddl$, which generated SQL uses to quote statements`,
+      )
     return `    execute $ddl$${statement}$ddl$;`
   })
   return `-- ${owner} #${migration.version}: ${migration.name}

@@ -16,8 +16,6 @@ export function sha256Hex(text: string): string {
  * @example
  * const key = lockKeyOf('myapp:nightly-export')
  * await sql`select pg_advisory_xact_lock(${key.toString()}::bigint)`
- *
- * @internal
  */
 export function lockKeyOf(text: string): bigint {
   return BigInt.asIntN(64, BigInt(`0x${sha256Hex(text).slice(0, 16)}`))

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import type { LogFields, Logger } from '../src/index.js'
+import { setupDatabase, states, uniqueQueue, until } from './helpers.js'
+
+const db = setupDatabase()
+
+/** A logger that records which messages it was given. */
+function recording(): Logger & { readonly lines: string[] } {
+  const lines: string[] = []
+  const keep = (text: string, _fields?: LogFields) => {
+    lines.push(text)
+  }
+  return { lines, debug: keep, info: keep, warn: keep, error: keep }
+}
+
+describe('the rescuer', () => {
+  it('is one worker per namespace: the longest-registered live one recovers a dead worker’s messages', async () => {
+    const queue = uniqueQueue()
+    // Stale after 5 s: generous, so a loaded machine never makes the older worker look dead.
+    const options = { heartbeatIntervalMs: 100, staleAfterMs: 5_000 }
+    const oldLog = recording()
+    const newLog = recording()
+    const older = db.broker({ logger: oldLog })
+    const newer = db.broker({ logger: newLog })
+    // The workers consume another queue, so they never claim the dead worker's message.
+    older.actor('idle_a', () => {}, { queue: `${queue}_a` })
+    newer.actor('idle_b', () => {}, { queue: `${queue}_b` })
+    const first = older.worker(options)
+    await first.start()
+    const second = newer.worker(options)
+    await second.start()
+    // A worker that died holding a message: its heartbeat is long past.
+    const dead = crypto.randomUUID()
+    await db.sql`insert into iddqueue.workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+      values (${dead}, 'gone', 1, ${[queue]}, 1, now() - interval '1 hour', now() - interval '1 hour')`
+    const [message] =
+      await db.sql`insert into iddqueue.messages (id, queue, actor, state, worker_id, args, options)
+      values (${crypto.randomUUID()}, ${queue}, 'lost', 'consumed', ${dead}, '[]', '{}') returning id`
+    expect(message).toBeDefined()
+    await until(
+      async () => (await states(db.sql, { queue })).queued === 1,
+      20_000,
+      'the dead worker’s message to be queued again',
+    )
+    const recovered = (lines: string[]) => lines.includes('recovered messages of dead workers')
+    expect(recovered(oldLog.lines)).toBe(true)
+    expect(recovered(newLog.lines)).toBe(false)
+    await Promise.all([first.stop(), second.stop()])
+  })
+})

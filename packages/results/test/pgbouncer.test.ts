@@ -171,7 +171,8 @@ describe.skipIf(binary === undefined)('through PgBouncer in transaction mode', (
     for (const worker of workers) await worker.start()
     // Recovered by the leader, run, then purged by the leader: every row of the queue gone.
     for (let i = 0; ; i++) {
-      const [row] = await direct`select count(*)::int as n from iddqueue.messages where queue = ${q}`
+      const [row] =
+        await direct`select count(*)::int as n from iddqueue.messages where queue = ${q}`
       if (row?.n === 0) break
       if (i > 600) throw new Error(`messages still there: ${JSON.stringify(await states(q))}`)
       await new Promise((resolve) => setTimeout(resolve, 50))

@@ -25,6 +25,7 @@ import {
   sleep,
   untilDeadline,
 } from './common.mjs'
+import { drainProcesses, produceConsume } from './scale.mjs'
 
 const { values: a } = parseArgs({
   options: {
@@ -342,6 +343,12 @@ WORKLOADS['drain-queues-2'] = (db) => drainMulti(db, 2)
 WORKLOADS['drain-queues-10'] = (db) => drainMulti(db, 10)
 WORKLOADS['drain-queues-200'] = (db) => drainMulti(db, 200)
 WORKLOADS['drain-delayed'] = (db) => drainMulti(db, 1, DELAYED_BACKLOG)
+
+// ---- issue 17: several worker processes, produce while consuming ---------------
+WORKLOADS['drain-processes-1'] = (db) => drainProcesses(db, 1)
+WORKLOADS['drain-processes-2'] = (db) => drainProcesses(db, 2)
+WORKLOADS['drain-processes-4'] = (db) => drainProcesses(db, 4)
+WORKLOADS['produce-consume'] = (db) => produceConsume(db)
 
 // ---- issue 20: concurrent producers (a web server's shape) --------------------
 const PRODUCER_JOBS = 8_000

@@ -42,6 +42,9 @@ export const processIo: CliIo = {
  *   Nothing was changed.
  * - `busy` (5): a worker still holds the message (`retry` while the
  *   rejection is being recorded): try again shortly.
+ * - `crashLoop` (6): `worker --processes`: the worker processes kept
+ *   crashing (more than `--max-restarts` exits within a minute); all were
+ *   stopped.
  *
  * @example
  * const code = await main(['retry', id])
@@ -54,6 +57,7 @@ export const EXIT = Object.freeze({
   notFound: 3,
   wrongState: 4,
   busy: 5,
+  crashLoop: 6,
 } as const)
 
 /** @internal Writes one JSON document, compact, on a line of its own. */

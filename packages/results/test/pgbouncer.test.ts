@@ -142,4 +142,47 @@ describe.skipIf(binary === undefined)('through PgBouncer in transaction mode', (
       await direct`select max(retries)::int as retries from iddqueue.messages where queue = ${q}`
     expect(row?.retries).toBe(0) // the retry budget is intact
   })
+  it('leads maintenance through the pooler: recovery and purge run under transaction-scoped locks that leave no session behind', async () => {
+    // Two workers share PgBouncer's server connections. The rescuer's and the
+    // purge's leadership are transaction-scoped advisory locks
+    // (pg_try_advisory_xact_lock), released at each commit, and liveness is
+    // the heartbeat row, not a session lock: so nothing here needs a session,
+    // and a server connection handed to another client carries no lock.
+    const q = queue()
+    const dead = randomUUID()
+    const producer = pooledBroker()
+    const echo = producer.actor('pgb_rescued', (n: number) => n, { queue: q })
+    await producer.enqueueMany([echo.message(1), echo.message(2), echo.message(3)])
+    await direct`insert into iddqueue.workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+                  values (${dead}, 'gone', 1, ${[q]}, 1, now() - interval '1 hour', now() - interval '1 hour')`
+    await direct`update iddqueue.messages set state = 'consumed', worker_id = ${dead}, attempts = 1
+                  where queue = ${q}`
+    const options = {
+      queues: [q],
+      heartbeatIntervalMs: 100,
+      staleAfterMs: 10_000,
+      purgeIntervalMs: 100,
+      retentionMs: 1,
+    }
+    const workers = [pooledBroker(), pooledBroker()].map((broker) => {
+      broker.actor('pgb_rescued', (n: number) => n, { queue: q })
+      return broker.worker(options)
+    })
+    for (const worker of workers) await worker.start()
+    // Recovered by the leader, run, then purged by the leader: every row of the queue gone.
+    for (let i = 0; ; i++) {
+      const [row] =
+        await direct`select count(*)::int as n from iddqueue.messages where queue = ${q}`
+      if (row?.n === 0) break
+      if (i > 600) throw new Error(`messages still there: ${JSON.stringify(await states(q))}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const [gone] = await direct`select count(*)::int as n from iddqueue.workers where id = ${dead}`
+    expect(gone?.n).toBe(0)
+    for (const worker of workers) await worker.stop()
+    // PgBouncer keeps its server connections open: a session lock would still be held on one.
+    const locks =
+      await direct`select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`
+    expect(locks[0]?.n).toBe(0)
+  })
 })

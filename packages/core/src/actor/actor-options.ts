@@ -67,6 +67,13 @@ export interface ActorOptions {
   onFailure?: ActorReference
   /** Abort the handler's signal as soon as its worker begins a graceful stop. Default false. */
   notifyShutdown?: boolean
+  /**
+   * Run the handler inside a transaction (`ctx.transaction`, see
+   * `TransactionalContext`) that also settles the message, so its
+   * database writes commit with the acknowledgement or not at all. Each
+   * running handler holds a pool connection. Default false.
+   */
+  transactional?: boolean
 }
 
 /** @internal Actor options with every default filled in. */
@@ -79,6 +86,7 @@ export interface ResolvedActorOptions extends ActorOptions {
   readonly timeLimitMs: number
   readonly throws: readonly ErrorClass[]
   readonly notifyShutdown: boolean
+  readonly transactional: boolean
 }
 
 /**
@@ -95,6 +103,7 @@ export const ACTOR_DEFAULTS = Object.freeze({
   maxBackoffMs: 7 * 24 * 3600 * 1000,
   timeLimitMs: 10 * 60 * 1000,
   notifyShutdown: false,
+  transactional: false,
 })
 
 const CORE_KEYS = [
@@ -111,6 +120,7 @@ const CORE_KEYS = [
   'onSuccess',
   'onFailure',
   'notifyShutdown',
+  'transactional',
 ] as const
 
 const INT4_MAX = 2_147_483_647
@@ -188,6 +198,11 @@ export function resolveActorOptions(
   if (o.notifyShutdown !== undefined && typeof o.notifyShutdown !== 'boolean') {
     throw new InvalidOptionError(
       `Invalid option notifyShutdown for actor ${actor}: expected a boolean`,
+    )
+  }
+  if (o.transactional !== undefined && typeof o.transactional !== 'boolean') {
+    throw new InvalidOptionError(
+      `Invalid option transactional for actor ${actor}: expected a boolean, got ${String(o.transactional)}`,
     )
   }
   reference(actor, 'onRetryExhausted', o.onRetryExhausted)

@@ -27,7 +27,7 @@ import {
   type SendOptions,
 } from '../enqueue/enqueue-options.js'
 import { prepareEntry } from '../enqueue/prepared-entry.js'
-import { BrokerClosedError } from '../errors.js'
+import { BrokerClosedError, TransactionalActorError } from '../errors.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
 import { isUuid, uuid7 } from '../message/uuid7.js'
@@ -81,6 +81,7 @@ import { openConnection } from '../runtime/connection.js'
 import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
 import { Listener } from '../runtime/listener.js'
 import { consoleLogger } from '../runtime/logger.js'
+import { TransactionPermits, transactionCapacity } from '../runtime/transaction-permits.js'
 import { Waker } from '../runtime/waker.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
@@ -148,6 +149,8 @@ export class Broker {
     this.#core = {
       ns,
       executor: connection.executor,
+      transactions: connection.transactions,
+      transactionPermits: new TransactionPermits(transactionCapacity(connection.transactions)),
       statements: built,
       listener,
       waker,
@@ -213,6 +216,11 @@ export class Broker {
     }
     const pluginKeys = new Set(this.#core.plugins.flatMap((plugin) => plugin.actorOptions ?? []))
     const resolved = resolveActorOptions(name, options as Record<string, unknown>, pluginKeys)
+    if (resolved.transactional && this.#core.transactions.unavailable !== undefined) {
+      throw new TransactionalActorError(
+        `Actor ${name} is transactional, but ${this.#core.transactions.unavailable}: give the broker a url, a postgres.js pool or a Kysely instance`,
+      )
+    }
     const definition: ActorDefinition = { name, queue: resolved.queue, handler, options: resolved }
     for (const plugin of this.#core.plugins) plugin.checkActor?.(definition)
     this.#core.actors.set(name, definition)

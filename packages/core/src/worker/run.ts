@@ -36,6 +36,10 @@ export class Run implements ProcessEvent, SettleEntry {
   handler: Promise<unknown> | undefined = undefined
   /** Ends the attempt at once (the time limit), whatever the handler does. */
   expire: ((error: unknown) => void) | undefined = undefined
+  /** A transactional actor's open transaction, for `ctx.transaction` (see transactional-run.ts). */
+  transaction: unknown = undefined
+  /** The outcome was already written (in a transactional run's own transaction): nothing to settle. */
+  settled = false
   /** The worker's slot this run occupies while it runs (see `RunSlots`), else -1. */
   slot = -1
   #controller: AbortController | undefined = undefined

@@ -38,6 +38,14 @@ export interface WorkerOptions {
   readonly retentionMs?: number
   /** Most outcomes written by one settle statement. Default 1,000. */
   readonly settleBatchSize?: number
+  /**
+   * Transactional handlers (actors with `transactional: true`) running at
+   * once; each holds a pool connection for its transaction, and the others
+   * wait for one. At most the pool size less 2 (kept for the worker's own
+   * claims and settles); more is refused with `TransactionalActorError`.
+   * Default: `concurrency`, capped at that. Other actors are not limited by it.
+   */
+  readonly transactionalConcurrency?: number | undefined
 }
 
 /** @internal */
@@ -52,6 +60,7 @@ export interface ResolvedWorkerOptions {
   readonly purgeIntervalMs: number | false
   readonly retentionMs: number
   readonly settleBatchSize: number
+  readonly transactionalConcurrency: number | undefined
 }
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
@@ -110,5 +119,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     purgeIntervalMs,
     retentionMs: positive('retentionMs', options.retentionMs, D.retentionMs),
     settleBatchSize: positive('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
+    transactionalConcurrency:
+      options.transactionalConcurrency === undefined
+        ? undefined
+        : positive('transactionalConcurrency', options.transactionalConcurrency, 1),
   }
 }

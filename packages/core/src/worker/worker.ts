@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { InvalidOptionError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
+import { TransactionPermits } from '../runtime/transaction-permits.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { ClaimLoop } from './claim-loop.js'
 import { Heartbeat } from './heartbeat.js'
@@ -11,6 +12,7 @@ import { RunExecutor } from './run-executor.js'
 import { RunSlots } from './run-slots.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { shutdown } from './shutdown.js'
+import { transactionalConcurrency } from './transactional-concurrency.js'
 import { WorkerControl } from './worker-control.js'
 import {
   type ResolvedWorkerOptions,
@@ -93,8 +95,20 @@ export class Worker {
     const isRunning = () => this.#state === 'running'
     const releaseRows = (rows: readonly Releasable[]) => release(this.#settler, rows)
     const reportError = (error: unknown, doing: string) => this.#reportError(error, doing)
-    this.#executor = new RunExecutor(core, this.id, this.#slots, prefetch, this.#settler, () =>
-      this.#loop.pump(),
+    const transactional = transactionalConcurrency(
+      core,
+      concurrency,
+      this.#options.transactionalConcurrency,
+      this.#options.queues,
+    )
+    this.#executor = new RunExecutor(
+      core,
+      this.id,
+      this.#slots,
+      prefetch,
+      this.#settler,
+      () => this.#loop.pump(),
+      new TransactionPermits(transactional),
     )
     this.#loop = new ClaimLoop(core, this.id, this.#options, this.#slots, prefetch, {
       isRunning,
@@ -150,6 +164,13 @@ export class Worker {
         'Worker has no queues: declare actors before start(), or pass queues',
       )
     }
+    // Actors declared after worker() are checked here, with the queues known.
+    transactionalConcurrency(
+      this.#core,
+      this.#options.concurrency,
+      this.#options.transactionalConcurrency,
+      queues,
+    )
     this.#queues = queues
     const queueSet = new Set(queues)
     this.#loop.configure(queues)

@@ -42,8 +42,9 @@ function gate() {
 }
 
 describe('transactional actors', () => {
-  it('commits the handler writes, the ack and the onSuccess callback together', async () => {
-    const broker = db.broker({ plugins: [attemptHistory()] })
+  it('commits the handler writes, the ack, the attempt history and the onSuccess callback together', async () => {
+    const history = attemptHistory()
+    const broker = db.broker({ plugins: [history] })
     const queue = uniqueQueue('tx')
     const receipts: string[] = []
     const receipt = broker.actor(
@@ -69,6 +70,32 @@ describe('transactional actors', () => {
     expect(await effects(message.id)).toEqual(['paid 42'])
     expect((await stateOf(message.id))?.state).toBe('done')
     expect(receipts).toEqual(['receipt 42'])
+    const { items } = await history.listAttempts(message.id)
+    expect(items.map((a) => a.status)).toEqual(['successful'])
+  })
+
+  it('a graceful stop waits up to shutdownTimeoutMs, then rolls back and returns the message', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue('tx')
+    const started = gate()
+    const never = gate()
+    const job = broker.actor(
+      'stuck',
+      async (ctx: TransactionalContext) => {
+        await ctx.transaction`insert into effects values (${ctx.message.id}, 'stuck')`
+        started.open()
+        await never.opened
+      },
+      { queue, transactional: true },
+    )
+    const message = await job.send()
+    const worker = broker.worker({ pollIntervalMs: 50, shutdownTimeoutMs: 300 })
+    await worker.start()
+    await started.opened
+    await worker.stop()
+    never.open()
+    expect((await stateOf(message.id))?.state).toBe('queued')
+    expect(await effects(message.id)).toEqual([])
   })
 
   it('rolls back a throwing handler, records the attempt, retries, then commits once', async () => {

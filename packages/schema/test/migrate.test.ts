@@ -67,8 +67,8 @@ describe('migrate', () => {
   it('leaves one consistent schema when four callers race', async () => {
     const ns = namespace({ schema: 'mig_race', prefix: 'r_' })
     const results = await Promise.all([1, 2, 3, 4].map(() => migrate(sql, { namespace: ns })))
-    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, 0, 3])
-    expect(await ledger('mig_race', 'r_')).toHaveLength(3)
+    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, 0, 2])
+    expect(await ledger('mig_race', 'r_')).toHaveLength(2)
     expect((await checkSchema(sql, { namespace: ns })).ok).toBe(true)
   })
 

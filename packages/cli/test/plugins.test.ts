@@ -99,7 +99,6 @@ describe('--plugins', () => {
     expect(JSON.parse(result.stdout).applied.map((m: { owner: string }) => m.owner)).toEqual([
       '@iddqueue/core',
       '@iddqueue/core',
-      '@iddqueue/core',
       'acme-audit',
       'local-audit',
     ])

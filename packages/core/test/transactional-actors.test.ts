@@ -74,6 +74,44 @@ describe('transactional actors', () => {
     expect(items.map((a) => a.status)).toEqual(['successful'])
   })
 
+  it.each([false, true])(
+    'commits the handler writes durably (synchronous_commit stays on; deleteOnSuccess %s)',
+    async (deleteOnSuccess) => {
+      const modes: string[] = []
+      const broker = db.broker({
+        deleteOnSuccess,
+        plugins: [
+          {
+            name: 'commit-mode',
+            middleware: {
+              async settle(event) {
+                const [row] = await event.executor.query<{ mode: string }>(
+                  `select current_setting('synchronous_commit') as mode`,
+                )
+                modes.push(row!.mode)
+              },
+            },
+          },
+        ],
+      })
+      const queue = uniqueQueue('tx')
+      const job = broker.actor(
+        'durable',
+        async (ctx: TransactionalContext) => {
+          await ctx.transaction`insert into effects values (${ctx.message.id}, 'durable')`
+        },
+        { queue, transactional: true },
+      )
+      const message = await job.send()
+      const worker = broker.worker({ pollIntervalMs: 50 })
+      await worker.start()
+      await until(() => modes.length === 1, WAIT_MS, 'the settle hook')
+      await worker.stop()
+      expect(modes).toEqual(['on'])
+      expect(await effects(message.id)).toEqual(['durable'])
+    },
+  )
+
   it('a graceful stop waits up to shutdownTimeoutMs, then rolls back and returns the message', async () => {
     const broker = db.broker()
     const queue = uniqueQueue('tx')

@@ -107,6 +107,7 @@ export function settleInTransaction(
   entries: readonly SettleEntry[],
   workerId: string,
   tx: Executor,
+  settleStatement = core.statements.settle,
 ): Promise<number> {
   const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const rows = entries.map(row)
@@ -121,6 +122,7 @@ export function settleInTransaction(
     tx,
     hooks,
     requeued,
+    settleStatement,
   )
 }
 
@@ -144,11 +146,9 @@ async function settleWithin(
   tx: Executor,
   hooks: readonly Middleware[],
   requeued: readonly string[],
+  settleStatement = core.statements.settle,
 ): Promise<number> {
-  const written = await tx.query<{ id: string; state: MessageState }>(
-    core.statements.settle,
-    params,
-  )
+  const written = await tx.query<{ id: string; state: MessageState }>(settleStatement, params)
   const states = new Map(written.map((w) => [w.id, w.state]))
   const settled: SettledMessage[] = []
   const followUps: PreparedEntry[] = []

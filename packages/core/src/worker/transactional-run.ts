@@ -3,7 +3,8 @@ import { decide } from '../middleware/retries.js'
 import type { Outcome } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import type { TransactionPermits } from '../runtime/transaction-permits.js'
-import { RESTORE_COMMIT_MODE, transactionalGuardSql } from '../sql/transactional-guard.js'
+import { ASYNC_COMMIT } from '../sql/async-commit.js'
+import { transactionalGuardSql } from '../sql/transactional-guard.js'
 import type { ProcessChain } from './process-chain.js'
 import type { Run } from './run.js'
 import { settleInTransaction } from './settle-batch.js'
@@ -13,16 +14,24 @@ class Rollback {
   constructor(readonly outcome: Outcome | undefined) {}
 }
 
-const guards = new Map<string, string>()
+interface Statements {
+  readonly guard: string
+  /** The settle statement without its `synchronous_commit = off`: the handler's writes commit durably. */
+  readonly settle: string
+}
 
-function guardSql(core: BrokerContext): string {
-  const key = core.ns.table('messages')
-  let text = guards.get(key)
-  if (text === undefined) {
-    text = transactionalGuardSql(core.ns)
-    guards.set(key, text)
+const statements = new WeakMap<BrokerContext, Statements>()
+
+function statementsFor(core: BrokerContext): Statements {
+  let built = statements.get(core)
+  if (built === undefined) {
+    built = {
+      guard: transactionalGuardSql(core.ns),
+      settle: core.statements.settle.replaceAll(ASYNC_COMMIT, 'true'),
+    }
+    statements.set(core, built)
   }
-  return text
+  return built
 }
 
 /**
@@ -94,16 +103,16 @@ async function attempt(core: BrokerContext, run: Run, chain: ProcessChain): Prom
       if (outcome.kind !== 'success') throw new Rollback(outcome)
       if (run.abandoned) throw new Rollback(outcome)
       if (run.cancelled) throw new Rollback({ kind: 'cancelled' })
-      const [held] = await tx.query<{ cancel_requested: boolean; commit_mode: string }>(
-        guardSql(core),
-        [run.message.id, run.workerId],
-      )
+      const sql = statementsFor(core)
+      const [held] = await tx.query<{ cancel_requested: boolean }>(sql.guard, [
+        run.message.id,
+        run.workerId,
+      ])
       if (held === undefined) throw new Rollback(undefined)
       if (held.cancel_requested) throw new Rollback({ kind: 'cancelled' })
       run.outcome = outcome
       run.endProgress()
-      await settleInTransaction(core, [run], run.workerId, tx)
-      await tx.query(RESTORE_COMMIT_MODE, [held.commit_mode])
+      await settleInTransaction(core, [run], run.workerId, tx, sql.settle)
       return outcome
     })
     run.settled = true

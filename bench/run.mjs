@@ -41,6 +41,8 @@ const EXTRA_WORKLOADS = [
   'drain-processes-2',
   'drain-processes-4',
   'produce-consume',
+  'effect-tx',
+  'effect-ack',
 ]
 const ALIASES = { w1: 'enqueue-batch', w2: 'enqueue-single', w3: 'drain', w4: 'latency' }
 const CHILD_KILL_MS = 300_000 // hard stop for a child that ignores its own 120 s bound

@@ -154,3 +154,41 @@ export const multiSql = {
   remaining: `select count(*)::int as n from iddqueue.messages where state <> 'done' and eta <= now()`,
   total: `select count(*)::int as n from iddqueue.messages`,
 }
+
+// ---- transactional actors (issue 16) -------------------------------------------
+// One actor whose handler inserts one row per message into bench_effects: in
+// its transaction with the acknowledgement (`transactional: true`), or as an
+// autocommitted insert followed by the normal batched acknowledgement. Both run
+// on one postgres.js pool of 10 given to the broker as `sql` (the insert of the
+// second uses it too), worker concurrency 8 (the pool less the 2 a worker keeps).
+export const EFFECT_CONCURRENCY = 8
+
+/** In-process worker for the effect workloads. onJob() is called after each insert. */
+export async function startEffectWorker(connectionString, transactional, onJob) {
+  const { default: postgres } = await import('postgres')
+  const pool = postgres(connectionString, { max: 10, onnotice: () => {} })
+  const broker = createBroker({ sql: pool })
+  const insert = (sql, id) => sql`insert into bench_effects (message_id) values (${id})`
+  broker.actor(
+    ACTOR,
+    transactional
+      ? async (_payload, ctx) => {
+          await insert(ctx.transaction, ctx.message.id)
+          onJob()
+        }
+      : async (_payload, ctx) => {
+          await insert(pool, ctx.message.id)
+          onJob()
+        },
+    { transactional },
+  )
+  const worker = broker.worker({ concurrency: EFFECT_CONCURRENCY })
+  await worker.start()
+  return {
+    stop: async () => {
+      await worker.stop()
+      await broker.close()
+      await pool.end({ timeout: 5 })
+    },
+  }
+}

@@ -445,6 +445,54 @@ WORKLOADS['producers-16'] = (db) => produce(db, 16)
 WORKLOADS['producers-64'] = (db) => produce(db, 64)
 WORKLOADS['insert-plain-16'] = (db) => plainInserts(db, false)
 WORKLOADS['insert-notify-16'] = (db) => plainInserts(db, true)
+WORKLOADS['effect-tx'] = (db) => effects(db, true)
+WORKLOADS['effect-ack'] = (db) => effects(db, false)
+
+const EFFECT_JOBS = 10_000
+
+/**
+ * Transactional actors (issue 16): 10,000 queued messages of an actor that
+ * inserts one row each, drained by one worker; `transactional`: the insert
+ * commits with the acknowledgement, else it autocommits and the normal
+ * batched acknowledgement follows. Clock: worker start until every message
+ * is done and every row is there.
+ */
+async function effects(db, transactional) {
+  const p = await adapter.producer(connString(db), 'default')
+  await prefill(p, EFFECT_JOBS, now() + LIMIT_MS)
+  await p.close()
+  const mon = client(db)
+  await mon`create table bench_effects (message_id uuid not null)`
+  await settle(db, { vacuum: true })
+  const remaining = async () =>
+    (await mon.unsafe(adapter.sql.remaining))[0].n +
+    EFFECT_JOBS -
+    (await mon`select count(*)::int as n from bench_effects`)[0].n
+  const t0 = now()
+  const deadlineAt = t0 + LIMIT_MS
+  const w = await adapter.startEffectWorker(connString(db), transactional, () => {})
+  let timeout = false
+  let left = await remaining()
+  while (left > 0) {
+    if (now() > deadlineAt) {
+      timeout = true
+      break
+    }
+    await sleep(5)
+    left = await remaining()
+  }
+  const secs = (now() - t0) / 1000
+  await w.stop()
+  await mon.end({ timeout: 5 })
+  return {
+    jobs: EFFECT_JOBS,
+    completed: EFFECT_JOBS - Math.max(0, left),
+    seconds: secs,
+    timeout,
+    concurrency: adapter.EFFECT_CONCURRENCY,
+    jobs_per_s_override: (EFFECT_JOBS - Math.max(0, left)) / secs,
+  }
+}
 
 /** What keeps the event loop alive, for the report when the child does not exit on its own. */
 function describeHandles() {

@@ -1,6 +1,23 @@
-import { IddqueueError, type IddqueueErrorOptions } from '@iddqueue/schema'
+import { IddqueueError, type IddqueueErrorOptions, InvalidOptionError } from '@iddqueue/schema'
 
 export { IddqueueError, InvalidIdentifierError, InvalidOptionError } from '@iddqueue/schema'
+
+/**
+ * A transactional actor cannot run as configured: the broker cannot open
+ * transactions of its own (it was given a transaction, not a pool), its pool
+ * is too small to leave the worker its own connections, or a worker's
+ * `transactionalConcurrency` asks for more connections than the pool allows.
+ * Thrown by `broker.actor()` and `broker.worker()`, before any SQL. A
+ * subclass of `InvalidOptionError`.
+ *
+ * @example
+ * try {
+ *   broker.worker({ transactionalConcurrency: 50 })
+ * } catch (error) {
+ *   if (TransactionalActorError.isInstance(error)) console.error(error.message)
+ * }
+ */
+export class TransactionalActorError extends InvalidOptionError {}
 
 /**
  * PostgreSQL could not be reached, or the connection broke during an

@@ -18,6 +18,7 @@ export {
   type ResolvedActorOptions,
 } from './actor/actor-options.js'
 export { assertQueueName } from './actor/names.js'
+export type { TransactionalContext } from './actor/transactional-context.js'
 export { createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
 export { Group, type GroupResults } from './composition/group.js'
@@ -46,6 +47,7 @@ export {
   type RetryOptions,
   SchemaNotReadyError,
   TimeLimitExceeded,
+  TransactionalActorError,
   UnknownActorError,
   WorkerShutdown,
 } from './errors.js'

@@ -1,5 +1,5 @@
 import { expectTypeOf, it } from 'vitest'
-import type { ActorArgs, ActorContext } from '../src/index.js'
+import type { ActorArgs, ActorContext, TransactionalContext } from '../src/index.js'
 
 it('types send() from the handler, without a trailing ActorContext (optional or not)', () => {
   expectTypeOf<ActorArgs<(a: number, b: string, ctx: ActorContext) => void>>().toEqualTypeOf<
@@ -17,4 +17,15 @@ it('types send() from the handler, without a trailing ActorContext (optional or 
   expectTypeOf<ActorArgs<(a: number, b: unknown) => void>>().toEqualTypeOf<[number, unknown]>()
   expectTypeOf<ActorArgs<(a: number, b: undefined) => void>>().toEqualTypeOf<[number, undefined]>()
   expectTypeOf<ActorArgs<(a: { x: number }) => void>>().toEqualTypeOf<[{ x: number }]>()
+})
+
+it('treats a trailing TransactionalContext as the context, whatever its transaction type', () => {
+  expectTypeOf<
+    ActorArgs<(orderId: string, cents: number, ctx: TransactionalContext) => void>
+  >().toEqualTypeOf<[string, number]>()
+  expectTypeOf<
+    ActorArgs<
+      (orderId: string, ctx: TransactionalContext<{ insertInto(table: string): void }>) => void
+    >
+  >().toEqualTypeOf<[string]>()
 })

@@ -96,7 +96,7 @@ describe('declaring an actor', () => {
     const broker = db.broker({ plugins: [{ name: 'audit', actorOptions: ['audit'] }] })
     const options = { queue: 'q', auditt: true } as ActorOptions
     expect(() => broker.actor('typo', () => 1, options)).toThrow(
-      /Unknown option "auditt" for actor typo: expected one of .*notifyShutdown, audit /,
+      /Unknown option "auditt" for actor typo: expected one of .*notifyShutdown, transactional, audit /,
     )
   })
 

@@ -69,6 +69,13 @@ export interface ActorOptions {
   onFailure?: ActorReference | undefined
   /** Abort the handler's signal as soon as its worker begins a graceful stop. Default false. */
   notifyShutdown?: boolean | undefined
+  /**
+   * Run the handler inside a transaction (`ctx.transaction`, see
+   * `TransactionalContext`) that also settles the message, so its
+   * database writes commit with the acknowledgement or not at all. Each
+   * running handler holds a pool connection. Default false.
+   */
+  transactional?: boolean | undefined
 }
 
 /**
@@ -87,6 +94,7 @@ export interface ResolvedActorOptions extends ActorOptions {
   readonly timeLimitMs: number
   readonly throws: readonly ErrorClass[]
   readonly notifyShutdown: boolean
+  readonly transactional: boolean
 }
 
 /**
@@ -103,6 +111,7 @@ export const ACTOR_DEFAULTS = Object.freeze({
   maxBackoffMs: 7 * 24 * 3600 * 1000,
   timeLimitMs: 10 * 60 * 1000,
   notifyShutdown: false,
+  transactional: false,
 })
 
 const CORE_KEYS = [
@@ -119,6 +128,7 @@ const CORE_KEYS = [
   'onSuccess',
   'onFailure',
   'notifyShutdown',
+  'transactional',
 ] as const
 
 function integer(
@@ -189,6 +199,11 @@ export function resolveActorOptions(
   if (o.notifyShutdown !== undefined && typeof o.notifyShutdown !== 'boolean') {
     throw new InvalidOptionError(
       `Invalid option notifyShutdown for actor ${actor}: expected a boolean`,
+    )
+  }
+  if (o.transactional !== undefined && typeof o.transactional !== 'boolean') {
+    throw new InvalidOptionError(
+      `Invalid option transactional for actor ${actor}: expected a boolean, got ${String(o.transactional)}`,
     )
   }
   reference(actor, 'onRetryExhausted', o.onRetryExhausted)

@@ -31,7 +31,7 @@ import {
 } from '../enqueue/enqueue-options.js'
 import { prepareEntry } from '../enqueue/prepared-entry.js'
 import { resolveSendTimeout } from '../enqueue/send-deadline.js'
-import { BrokerClosedError, InvalidStateError } from '../errors.js'
+import { BrokerClosedError, InvalidStateError, TransactionalActorError } from '../errors.js'
 import { checkMessage } from '../message/check-message.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
@@ -87,6 +87,7 @@ import { openConnection } from '../runtime/connection.js'
 import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
 import { Listener } from '../runtime/listener.js'
 import { consoleLogger, type Logger } from '../runtime/logger.js'
+import { TransactionPermits, transactionCapacity } from '../runtime/transaction-permits.js'
 import { Waker } from '../runtime/waker.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
@@ -155,6 +156,8 @@ export class Broker {
     this.#core = {
       ns,
       executor: connection.executor,
+      transactions: connection.transactions,
+      transactionPermits: new TransactionPermits(transactionCapacity(connection.transactions)),
       statements: built,
       listener,
       waker,
@@ -255,6 +258,11 @@ export class Broker {
     }
     const pluginKeys = new Set(this.#core.plugins.flatMap((plugin) => plugin.actorOptions ?? []))
     const resolved = resolveActorOptions(name, options as Record<string, unknown>, pluginKeys)
+    if (resolved.transactional && this.#core.transactions.unavailable !== undefined) {
+      throw new TransactionalActorError(
+        `Actor ${name} is transactional, but ${this.#core.transactions.unavailable}: give the broker a url, a postgres.js pool or a Kysely instance`,
+      )
+    }
     const definition: ActorDefinition = { name, queue: resolved.queue, handler, options: resolved }
     for (const plugin of this.#core.plugins) plugin.checkActor?.(definition)
     this.#core.actors.set(name, definition)

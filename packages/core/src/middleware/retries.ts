@@ -17,7 +17,12 @@ export function retries(): Middleware {
   }
 }
 
-function decide(event: ProcessEvent, outcome: Outcome): Outcome {
+/**
+ * @internal The retry policy's verdict on an outcome: a failure gains its
+ * retry delay, or becomes final or exhausted. A transactional run applies it
+ * to a failure found after the handler (its commit refused).
+ */
+export function decide(event: ProcessEvent, outcome: Outcome): Outcome {
   if (outcome.kind !== 'failure' || outcome.final || outcome.retryDelayMs !== undefined)
     return outcome
   const options = event.actor.options

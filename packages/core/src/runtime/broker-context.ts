@@ -8,12 +8,17 @@ import type { Statements } from '../sql/statements.js'
 import type { EventBus } from './events.js'
 import type { Listener } from './listener.js'
 import type { Logger } from './logger.js'
+import type { TransactionPermits } from './transaction-permits.js'
+import type { TransactionSource } from './transaction-source.js'
 import type { Waker } from './waker.js'
 
 /** @internal Everything the broker's modules share: one per broker. */
 export interface BrokerContext {
   readonly ns: Namespace
   readonly executor: Executor
+  /** Transactions for transactional actors, and the pool connections they may hold at once. */
+  readonly transactions: TransactionSource
+  readonly transactionPermits: TransactionPermits
   readonly statements: Statements
   readonly listener: Listener
   /** Wake-ups for the sends the broker commits itself, sent after their commit. */

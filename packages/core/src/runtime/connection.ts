@@ -10,12 +10,15 @@ import {
 import postgres from 'postgres'
 import type { ListenFunction } from './listener.js'
 import { DEFAULT_CONNECT_TIMEOUT_MS, reconnectDelaySeconds } from './reconnect-policy.js'
+import { type TransactionSource, transactionSource } from './transaction-source.js'
 
 /** @internal How the broker reaches PostgreSQL. */
 export interface Connection {
   readonly executor: Executor
   /** LISTEN, or undefined in poll-only mode. */
   readonly listen: ListenFunction | undefined
+  /** Transactions for transactional actors, each on its own connection. */
+  readonly transactions: TransactionSource
   /** Closes the pools the broker owns (never the caller's). */
   close(): Promise<void>
 }
@@ -132,6 +135,7 @@ export function openConnection(options: ConnectionOptions): Connection {
   }
   const owned: Sql[] = []
   let executor: Executor
+  let transactions: TransactionSource
   let listenSql: Sql | undefined
   if (options.url !== undefined) {
     if (typeof options.url !== 'string' || !/^postgres(ql)?:\/\//.test(options.url)) {
@@ -143,6 +147,7 @@ export function openConnection(options: ConnectionOptions): Connection {
     const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs, 'url')
     owned.push(sql)
     executor = fetchTypesOnce(sql, postgresJsExecutor(sql, { prepare }))
+    transactions = transactionSource(sql, { prepare, poolSize })
     listenSql = sql
   } else if (options.sql !== undefined) {
     if (!isPostgresJs(options.sql)) {
@@ -151,11 +156,13 @@ export function openConnection(options: ConnectionOptions): Connection {
       )
     }
     executor = postgresJsExecutor(options.sql)
+    transactions = transactionSource(options.sql)
     listenSql = options.sql as unknown as Sql
   } else {
     if (!isKysely(options.db))
       throw new InvalidOptionError('Invalid db: expected a Kysely instance')
     executor = kyselyExecutor(options.db)
+    transactions = transactionSource(options.db)
   }
   if (options.listenUrl !== undefined) {
     listenSql = ownPool(options.listenUrl, 1, true, connectTimeoutMs, 'listenUrl')
@@ -163,6 +170,7 @@ export function openConnection(options: ConnectionOptions): Connection {
   }
   return {
     executor,
+    transactions,
     listen: options.pollOnly || !listenSql ? undefined : listenOn(listenSql),
     async close() {
       await Promise.all(owned.map((sql) => sql.end({ timeout: 5 })))

@@ -34,7 +34,9 @@ function argumentsFor(event: ProcessEvent): unknown[] {
     },
     progress: (value: unknown) =>
       (event as Partial<Run>).reportProgress?.(value) ?? Promise.resolve(),
-  } satisfies ActorContext)
+    // A transactional actor's transaction (see transactional-run.ts); undefined otherwise.
+    transaction: (event as Partial<Run>).transaction,
+  } satisfies ActorContext & { transaction: unknown })
   return call
 }
 

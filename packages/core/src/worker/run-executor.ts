@@ -2,6 +2,7 @@ import type { ActorDefinition } from '../actor/actor-definition.js'
 import { InvalidPayloadError, UnknownActorError } from '../errors.js'
 import type { Outcome } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
+import { TransactionPermits } from '../runtime/transaction-permits.js'
 import type { Delivery } from './delivery.js'
 import { deliveryProblem } from './delivery-shape.js'
 import type { Prefetch } from './prefetch.js'
@@ -9,6 +10,7 @@ import { type ProcessChain, processChain } from './process-chain.js'
 import { Run } from './run.js'
 import type { RunSlots } from './run-slots.js'
 import type { SettleBatcher } from './settle-batcher.js'
+import { transactionalRun } from './transactional-run.js'
 
 /**
  * @internal The worker's executor: runs a claimed message in a slot through
@@ -30,6 +32,8 @@ export class RunExecutor {
     private readonly settler: SettleBatcher,
     /** A slot is free again: the claim loop may start or claim more. */
     private readonly onSlotFreed: () => void,
+    /** Connections this worker's transactional handlers may hold at once. */
+    private readonly transactionPermits: TransactionPermits = new TransactionPermits(1),
   ) {}
 
   /** Resolves once no handler runs (at once if none does). */
@@ -66,7 +70,11 @@ export class RunExecutor {
       this.#finish(run, { kind: 'failure', error: invalid, final: true })
       return
     }
-    this.#chain(actor!)(run).then(
+    const chain = this.#chain(actor!)
+    const outcome = actor!.options.transactional
+      ? transactionalRun(core, run, chain, this.transactionPermits)
+      : chain(run)
+    outcome.then(
       (outcome) => this.#finish(run, outcome),
       (error: unknown) => this.#finish(run, { kind: 'failure', error }),
     )
@@ -85,7 +93,8 @@ export class RunExecutor {
     // A cancelled message is never retried: a failure after the request ends it.
     run.outcome = run.cancelled && result.kind === 'failure' ? { kind: 'cancelled' } : result
     run.endProgress()
-    if (!run.abandoned) this.settler.add(run)
+    // A transactional run that committed settled in its own transaction.
+    if (!run.abandoned && !run.settled) this.settler.add(run)
     this.#emitOutcome(run, run.outcome)
     // Keep the slot until the handler really ends (a time limit fails the
     // attempt first), so no more than `concurrency` handlers ever run.

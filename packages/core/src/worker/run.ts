@@ -38,6 +38,10 @@ export class Run implements ProcessEvent, SettleEntry {
   expire: ((error: unknown) => void) | undefined = undefined
   /** `failAttempt` ended the attempt before the handler returned: its slot waits for the handler. */
   endedEarly = false
+  /** A transactional actor's open transaction, for `ctx.transaction` (see transactional-run.ts). */
+  transaction: unknown = undefined
+  /** The outcome was already written (in a transactional run's own transaction): nothing to settle. */
+  settled = false
   /** The worker's slot this run occupies while it runs (see `RunSlots`), else -1. */
   slot = -1
   #controller: AbortController | undefined = undefined

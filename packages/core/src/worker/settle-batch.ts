@@ -1,4 +1,4 @@
-import type { FailureRecord, MessageState } from '@iddqueue/schema'
+import type { Executor, FailureRecord, MessageState } from '@iddqueue/schema'
 import { writeMessages } from '../enqueue/enqueue.js'
 import type { PreparedEntry } from '../enqueue/prepared-entry.js'
 import type { Message } from '../message/message.js'
@@ -82,7 +82,52 @@ export async function settleBatch(
     return
   }
   const rows = entries.map(row)
-  const params = [
+  const params = settleParams(entries, rows, workerId)
+  if (!needsTransaction) {
+    await core.executor.query(core.statements.settle, params)
+    // Messages handed back (pause, graceful stop) are for other workers: wake them.
+    if (requeued.length > 0)
+      await core.executor.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
+    return
+  }
+  await core.executor.transaction((tx) =>
+    settleWithin(core, entries, rows, params, tx, hooks, requeued),
+  )
+}
+
+/**
+ * @internal Writes outcomes inside `tx`, a transaction the caller owns: the
+ * settle statement, then, for the messages this worker still held, their
+ * follow-up messages and the plugins' settle hooks. A transactional run
+ * calls it inside the handler's own transaction. Returns how many of the
+ * entries were still held (and so settled).
+ */
+export function settleInTransaction(
+  core: BrokerContext,
+  entries: readonly SettleEntry[],
+  workerId: string,
+  tx: Executor,
+  settleStatement = core.statements.settle,
+): Promise<number> {
+  const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
+  const rows = entries.map(row)
+  const requeued = [
+    ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
+  ]
+  return settleWithin(
+    core,
+    entries,
+    rows,
+    settleParams(entries, rows, workerId),
+    tx,
+    hooks,
+    requeued,
+    settleStatement,
+  )
+}
+
+function settleParams(entries: readonly SettleEntry[], rows: readonly Row[], workerId: string) {
+  return [
     entries.map((e) => e.message.id),
     rows.map((r) => r.state),
     rows.map((r) => r.delayMs),
@@ -91,36 +136,37 @@ export async function settleBatch(
     workerId,
     entries.map((e) => e.progress ?? null),
   ]
-  if (!needsTransaction) {
-    await core.executor.query(core.statements.settle, params)
-    // Messages handed back (pause, graceful stop) are for other workers: wake them.
-    if (requeued.length > 0)
-      await core.executor.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
-    return
-  }
-  await core.executor.transaction(async (tx) => {
-    const written = await tx.query<{ id: string; state: MessageState }>(
-      core.statements.settle,
-      params,
-    )
-    const states = new Map(written.map((w) => [w.id, w.state]))
-    const settled: SettledMessage[] = []
-    const followUps: PreparedEntry[] = []
-    entries.forEach((entry, index) => {
-      const state = states.get(entry.message.id)
-      if (state === undefined) return
-      settled.push({
-        message: entry.message,
-        outcome: entry.outcome,
-        state,
-        attempt: entry.attempt,
-        failure: rows[index]!.failure,
-      })
-      followUps.push(...entry.followUps)
+}
+
+async function settleWithin(
+  core: BrokerContext,
+  entries: readonly SettleEntry[],
+  rows: readonly Row[],
+  params: readonly unknown[],
+  tx: Executor,
+  hooks: readonly Middleware[],
+  requeued: readonly string[],
+  settleStatement = core.statements.settle,
+): Promise<number> {
+  const written = await tx.query<{ id: string; state: MessageState }>(settleStatement, params)
+  const states = new Map(written.map((w) => [w.id, w.state]))
+  const settled: SettledMessage[] = []
+  const followUps: PreparedEntry[] = []
+  entries.forEach((entry, index) => {
+    const state = states.get(entry.message.id)
+    if (state === undefined) return
+    settled.push({
+      message: entry.message,
+      outcome: entry.outcome,
+      state,
+      attempt: entry.attempt,
+      failure: rows[index]!.failure,
     })
-    if (followUps.length > 0) await writeMessages(core, followUps, tx, true)
-    for (const hook of hooks) await hook.settle!({ settled, executor: tx })
-    if (requeued.length > 0)
-      await tx.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
+    followUps.push(...entry.followUps)
   })
+  if (followUps.length > 0) await writeMessages(core, followUps, tx, true)
+  for (const hook of hooks) await hook.settle!({ settled, executor: tx })
+  if (requeued.length > 0)
+    await tx.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
+  return settled.length
 }

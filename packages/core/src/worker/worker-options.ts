@@ -47,6 +47,14 @@ export interface WorkerOptions {
   readonly queryTimeoutMs?: number | undefined
   /** Most outcomes written by one settle statement. Default 1,000. */
   readonly settleBatchSize?: number | undefined
+  /**
+   * Transactional handlers (actors with `transactional: true`) running at
+   * once; each holds a pool connection for its transaction, and the others
+   * wait for one. At most the pool size less 2 (kept for the worker's own
+   * claims and settles); more is refused with `TransactionalActorError`.
+   * Default: `concurrency`, capped at that. Other actors are not limited by it.
+   */
+  readonly transactionalConcurrency?: number | undefined
 }
 
 /** @internal */
@@ -62,6 +70,7 @@ export interface ResolvedWorkerOptions {
   readonly retentionMs: number
   readonly settleBatchSize: number
   readonly queryTimeoutMs: number
+  readonly transactionalConcurrency: number | undefined
 }
 
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
@@ -115,5 +124,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     retentionMs: positive('retentionMs', options.retentionMs, D.retentionMs),
     settleBatchSize: positive('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
     queryTimeoutMs: positive('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
+    transactionalConcurrency:
+      options.transactionalConcurrency === undefined
+        ? undefined
+        : positive('transactionalConcurrency', options.transactionalConcurrency, 1),
   }
 }

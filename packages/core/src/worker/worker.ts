@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { InvalidOptionError, InvalidStateError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
+import { TransactionPermits } from '../runtime/transaction-permits.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { ClaimLoop } from './claim-loop.js'
 import { deadlineExecutor } from './deadline-executor.js'
@@ -13,6 +14,7 @@ import { RunExecutor } from './run-executor.js'
 import { RunSlots } from './run-slots.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { shutdown } from './shutdown.js'
+import { transactionalConcurrency } from './transactional-concurrency.js'
 import { WorkerControl } from './worker-control.js'
 import {
   type ResolvedWorkerOptions,
@@ -108,8 +110,20 @@ export class Worker {
     const isRunning = () => this.#state === 'running'
     const releaseRows = (rows: readonly Releasable[]) => release(this.#settler, rows)
     const reportError = (error: unknown, doing: string) => this.#reportError(error, doing)
-    this.#executor = new RunExecutor(core, this.id, this.#slots, prefetch, this.#settler, () =>
-      this.#loop.pump(),
+    const transactional = transactionalConcurrency(
+      core,
+      concurrency,
+      this.#options.transactionalConcurrency,
+      this.#options.queues,
+    )
+    this.#executor = new RunExecutor(
+      core,
+      this.id,
+      this.#slots,
+      prefetch,
+      this.#settler,
+      () => this.#loop.pump(),
+      new TransactionPermits(transactional),
     )
     this.#loop = new ClaimLoop(guarded, this.id, this.#options, this.#slots, prefetch, {
       isRunning,
@@ -170,6 +184,13 @@ export class Worker {
         'Worker has no queues: declare actors before start(), or pass queues',
       )
     }
+    // Actors declared after worker() are checked here, with the queues known.
+    transactionalConcurrency(
+      this.#core,
+      this.#options.concurrency,
+      this.#options.transactionalConcurrency,
+      queues,
+    )
     this.#queues = queues
     const queueSet = new Set(queues)
     this.#loop.configure(queues)

@@ -1,6 +1,7 @@
 export { Barrier, type BarrierOptions, type BarrierWaitOptions } from './barrier.js'
 export type { BucketLimiterOptions } from './bucket-limiter.js'
 export { MAX_KEY_LENGTH } from './check.js'
+export type { ConcurrencyOption, CoordinationActorOptions } from './claim-limits.js'
 export type { ConcurrentLimiterOptions } from './concurrent-limiter.js'
 export {
   type CoordinationOptions,

@@ -66,6 +66,7 @@ export type { FlushOptions, PurgeOptions, PurgeResult, RecoverOptions } from './
 export type { PauseOptions, PauseResult } from './ops/pause.js'
 export type {
   IddqueuePlugin,
+  MessageBuild,
   PluginContext,
   ResultReader,
   Teardown,
@@ -83,6 +84,7 @@ export { SetupLatch } from './plugin/setup-latch.js'
 export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runtime/events.js'
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
 export { isConnectionError } from './runtime/wrap-error.js'
+export type { ClaimClauses } from './sql/claim.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
 export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
 export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'

@@ -247,7 +247,19 @@ export class Broker {
     if (!Array.isArray(args)) {
       throw new InvalidOptionError(`Invalid arguments for actor ${actor}: expected an array`)
     }
-    return new Message(this.#core.host, uuid7(), actor, queue, args, priority, options)
+    let built = options
+    for (const plugin of this.#core.plugins) {
+      if (!plugin.messageOptions) continue
+      const added = plugin.messageOptions({
+        actorName: actor,
+        actor: this.#core.actors.get(actor),
+        queue,
+        args,
+        options: built,
+      })
+      if (added) built = { ...built, ...added }
+    }
+    return new Message(this.#core.host, uuid7(), actor, queue, args, priority, built)
   }
 
   /**

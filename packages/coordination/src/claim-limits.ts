@@ -20,7 +20,7 @@ import {
 } from './sql/claim-limits-sql.js'
 
 /** Candidates a limited claim locks per row it may claim: room to step over saturated keys. */
-const OVERFETCH = 4
+const OVERFETCH = 2
 
 /**
  * The actor option `concurrency` of the coordination plugin: at most
@@ -167,11 +167,12 @@ export async function releaseSlots(
     queues.add(message.queue)
   }
   if (scopes.length === 0) return
-  await executor.query(releaseSlotsSql(setup.ns), [scopes, names])
-  await executor.query(
-    'select count(pg_notify($1, q))::int as woken from unnest($2::text[]) as q',
-    [setup.ns.channel('wake'), [...queues]],
-  )
+  await executor.query(releaseSlotsSql(setup.ns), [
+    scopes,
+    names,
+    setup.ns.channel('wake'),
+    [...queues],
+  ])
 }
 
 /**

@@ -83,7 +83,11 @@ claim_grants as (
  * counter rows are locked in slot order first (as claims lock them), so a
  * settle and a claim never deadlock.
  *
- * Parameters: scopes (`text[]`), names (`text[]`), one per settled message.
+ * Then wakes the workers of the queues (`pg_notify` at commit): a worker
+ * whose claim came back short because of limits sleeps until a slot frees.
+ *
+ * Parameters: scopes (`text[]`), names (`text[]`), one per settled message;
+ * the wake channel; the queues (`text[]`).
  */
 export function releaseSlotsSql(ns: Namespace): string {
   const running = table(ns, 'coordination_running')
@@ -92,10 +96,14 @@ export function releaseSlotsSql(ns: Namespace): string {
 ), locked as materialized (
   select k.scope, k.name from ${running} k join d on d.scope = k.scope and d.name = k.name
    order by k.scope, k.name for update of k
+), released as (
+  update ${running} k set running = greatest(k.running - d.n, 0), updated_at = now()
+    from d where k.scope = d.scope and k.name = d.name
+     and (k.scope, k.name) in (select scope, name from locked)
+  returning 1
 )
-update ${running} k set running = greatest(k.running - d.n, 0), updated_at = now()
-  from d where k.scope = d.scope and k.name = d.name
-   and (k.scope, k.name) in (select scope, name from locked)`
+select (select count(*) from released)::int as released,
+       (select count(pg_notify($3, q)) from unnest($4::text[]) as q)::int as woken`
 }
 
 /** Running messages per slot, counted from the `consumed` rows. */

@@ -32,7 +32,7 @@ const OVERFETCH = 2
  * @example
  * broker.actor('sync', syncCustomer, {
  *   concurrency: { key: (customerId: string) => `customer:${customerId}`, limit: 2 },
- * } as ActorOptions & CoordinationActorOptions)
+ * })
  */
 export interface ConcurrencyOption {
   readonly limit: number
@@ -80,7 +80,7 @@ export function checkConcurrencyOption(actor: ActorDefinition): void {
     throw new InvalidOptionError(
       `Invalid option concurrency for ${what}: expected { limit, key? }, got ${String(value)}`,
     )
-  const { limit, key, ...rest } = value as Record<string, unknown>
+  const { limit, key, ...rest } = value as unknown as Record<string, unknown>
   checkInteger(what, 'concurrency.limit', limit)
   if (key !== undefined && typeof key !== 'function')
     throw new InvalidOptionError(

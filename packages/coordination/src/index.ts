@@ -21,3 +21,11 @@ export type { AcquireOptions, Limiter } from './limiter.js'
 export type { LimitInfo, LimitTarget, LimitValues } from './limits.js'
 export { coordinationMigrations, migrationSet } from './migrations.js'
 export type { WindowLimiterOptions } from './window-limiter.js'
+
+import type { CoordinationActorOptions } from './claim-limits.js'
+
+// The plugin's actor option (`concurrency`), typed on `broker.actor()` once the package is imported.
+declare module '@iddqueue/core' {
+  // biome-ignore lint/suspicious/noEmptyInterface: merged into core's ActorOptions
+  interface ActorOptions extends CoordinationActorOptions {}
+}

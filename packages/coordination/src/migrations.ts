@@ -108,7 +108,7 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
       // One counter per concurrency slot (an actor's, or a key's): the claim
       // increments it with a guard, the settle decrements it, both in the
       // transaction that changes the messages; rebuilt from consumed rows
-      // when they disagree (decision 0011).
+      // when they disagree (decision 0012).
       `create table ${table(ns, 'coordination_running')} (
   scope text not null,
   name text not null,

@@ -26,7 +26,7 @@ export const eligibleSql = `r.${SLOT} is null or not exists (
   select 1 from claim_saturated s where s.scope = r.${SLOT}->>'scope' and s.name = r.${SLOT}->>'name')`
 
 /**
- * The claim's pick (decision 0011), over `claim_candidates (id, options,
+ * The claim's pick (decision 0012), over `claim_candidates (id, options,
  * pos)` of `overfetch` times the batch: each candidate ranked within its
  * slot, the batch taken round-robin by rank (rank 1 of every slot, then
  * rank 2, ...) among the ranks the slot had free at the snapshot, then one

@@ -130,7 +130,7 @@ export interface IddqueuePlugin {
   messageOptions?(build: MessageBuild): Readonly<Record<string, unknown>> | undefined
   /**
    * Clauses this plugin adds to the claim statement of a worker consuming
-   * `queues` (decision 0011), or undefined to leave it as it is. Asked once
+   * `queues` (decision 0012), or undefined to leave it as it is. Asked once
    * when the worker starts; `actors` are the ones declared on those queues.
    * At most one plugin may return a `pick`.
    *

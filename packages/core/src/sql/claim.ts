@@ -2,7 +2,7 @@ import type { Namespace } from '@iddqueue/schema'
 import { ASYNC_COMMIT } from './async-commit.js'
 
 /**
- * Clauses a plugin adds to the claim (decisions 0009 and 0011): the
+ * Clauses a plugin adds to the claim (decisions 0009 and 0012): the
  * coordination plugin's concurrency limits go here, so that they are
  * enforced by the same statement, row by row, without a second round trip.
  * A plugin returns them from `IddqueuePlugin.claimClauses` for the queues a

@@ -283,14 +283,15 @@ describe('stored results', () => {
     const brief = broker.actor('brief', () => 'soon gone', {
       queue,
       storeResults: true,
-      resultTtlMs: 300,
+      // Long enough that a loaded machine reads it before it expires.
+      resultTtlMs: 3_000,
     })
     const lasting = broker.actor('lasting', () => 'kept', { queue, storeResults: true })
     const a = await brief.send()
     const b = await lasting.send()
     await drain(broker, [queue])
     expect(await a.result({ block: false })).toBe('soon gone')
-    await sleep(400)
+    await sleep(3_100)
     expect(ResultMissing.isInstance(await rejection(a.result({ block: false })))).toBe(true)
     expect(await b.result({ block: false })).toBe('kept')
     // Expired but still there, until purged.

@@ -26,6 +26,5 @@ import type { CoordinationActorOptions } from './claim-limits.js'
 
 // The plugin's actor option (`concurrency`), typed on `broker.actor()` once the package is imported.
 declare module '@iddqueue/core' {
-  // biome-ignore lint/suspicious/noEmptyInterface: merged into core's ActorOptions
   interface ActorOptions extends CoordinationActorOptions {}
 }

@@ -27,7 +27,17 @@ import { medians, mediansMarkdown, ratios, ratiosMarkdown } from './lib/summary.
 
 const WORKLOADS = ['enqueue-batch', 'enqueue-single', 'drain', 'latency']
 // Beyond the peers' four (issue 20): run only when named, or with --workload all+.
-const EXTRA_WORKLOADS = ['drain-queues-2', 'drain-queues-10', 'drain-queues-200', 'drain-delayed']
+const EXTRA_WORKLOADS = [
+  'drain-queues-2',
+  'drain-queues-10',
+  'drain-queues-200',
+  'drain-delayed',
+  'insert-plain-16',
+  'insert-notify-16',
+  'producers-1',
+  'producers-16',
+  'producers-64',
+]
 const ALIASES = { w1: 'enqueue-batch', w2: 'enqueue-single', w3: 'drain', w4: 'latency' }
 const CHILD_KILL_MS = 300_000 // hard stop for a child that ignores its own 120 s bound
 

@@ -6,6 +6,7 @@
 // definitions, clocks, deadlines, settle steps and output fields are the same;
 // only the monitoring connection uses postgres.js instead of pg.
 import { parseArgs } from 'node:util'
+import postgresClient from 'postgres'
 import * as adapter from './adapter.mjs'
 import {
   client,
@@ -16,6 +17,7 @@ import {
   LIMIT_MS,
   now,
   onDb,
+  PG,
   pct,
   round,
   rssMb,
@@ -340,6 +342,102 @@ WORKLOADS['drain-queues-2'] = (db) => drainMulti(db, 2)
 WORKLOADS['drain-queues-10'] = (db) => drainMulti(db, 10)
 WORKLOADS['drain-queues-200'] = (db) => drainMulti(db, 200)
 WORKLOADS['drain-delayed'] = (db) => drainMulti(db, 1, DELAYED_BACKLOG)
+
+// ---- issue 20: concurrent producers (a web server's shape) --------------------
+const PRODUCER_JOBS = 8_000
+const MAX_PRODUCER_POOL = 32 // 64 producers share 32 connections: the shared cluster allows 100
+
+/** `producers` concurrent loops, each awaiting one `send()` at a time, 8,000 sends in all; no worker. */
+async function produce(db, producers) {
+  const pool = Math.max(2, Math.min(producers, MAX_PRODUCER_POOL)) // iddqueue needs 2 at least
+  const p = await adapter.singleSender(connString(db), pool)
+  await p.addOne({ warm: true }) // connect, prepare (untimed)
+  await settle(db)
+  const lat = []
+  let next = 0
+  const t0 = now()
+  const deadlineAt = t0 + LIMIT_MS
+  let timeout = false
+  const loop = async () => {
+    while (next < PRODUCER_JOBS) {
+      if (now() > deadlineAt) {
+        timeout = true
+        return
+      }
+      const i = next++
+      const s = now()
+      await p.addOne({ i })
+      lat.push(now() - s)
+    }
+  }
+  await Promise.all(Array.from({ length: producers }, loop))
+  const secs = (now() - t0) / 1000
+  await p.close()
+  lat.sort((x, y) => x - y)
+  return {
+    jobs: PRODUCER_JOBS,
+    completed: lat.length,
+    seconds: secs,
+    timeout,
+    p50_ms: pct(lat, 50),
+    p99_ms: pct(lat, 99),
+    producers,
+    pool,
+  }
+}
+
+/**
+ * PostgreSQL alone in the same shape: 16 connections each awaiting a one-row
+ * insert into the messages table (`notify`: plus a `pg_notify` in the same
+ * statement, as sends did before decision 0010).
+ */
+async function plainInserts(db, notify) {
+  const p = await adapter.producer(connString(db)) // schema only
+  await p.close()
+  const sql = postgres16(db)
+  await sql`select 1`
+  await settle(db)
+  const text = notify
+    ? `with i as (insert into iddqueue.messages (id, queue, actor, args) values (gen_random_uuid(), 'default', 'noop', $1::jsonb) returning queue)
+       select pg_notify('bench_wake', queue) from i`
+    : `insert into iddqueue.messages (id, queue, actor, args) values (gen_random_uuid(), 'default', 'noop', $1::jsonb)`
+  let next = 0
+  const t0 = now()
+  const loop = async () => {
+    while (next < PRODUCER_JOBS) {
+      const i = next++
+      await sql.unsafe(text, [JSON.stringify([{ i }])], { prepare: true })
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, loop))
+  const secs = (now() - t0) / 1000
+  await sql.end({ timeout: 5 })
+  return {
+    jobs: PRODUCER_JOBS,
+    completed: PRODUCER_JOBS,
+    seconds: secs,
+    timeout: false,
+    connections: 16,
+  }
+}
+
+function postgres16(db) {
+  return postgresClient({
+    host: PG.host,
+    port: PG.port,
+    user: PG.user,
+    database: db,
+    max: 16,
+    onnotice: () => {},
+    connection: { application_name: 'iddqueue-bench' },
+  })
+}
+
+WORKLOADS['producers-1'] = (db) => produce(db, 1)
+WORKLOADS['producers-16'] = (db) => produce(db, 16)
+WORKLOADS['producers-64'] = (db) => produce(db, 64)
+WORKLOADS['insert-plain-16'] = (db) => plainInserts(db, false)
+WORKLOADS['insert-notify-16'] = (db) => plainInserts(db, true)
 
 /** What keeps the event loop alive, for the report when the child does not exit on its own. */
 function describeHandles() {

@@ -40,7 +40,11 @@ afterEach(async () => {
   wake = undefined
 })
 
-const wakeUps = () => wake!.settled()
+/** Wake-ups received, once every broker sent those of its committed sends (decision 0010). */
+const wakeUps = async () => {
+  await db.wakeUpsSent()
+  return wake!.settled()
+}
 
 async function messageIds(): Promise<string[]> {
   const rows = await db.sql`select id from iddqueue.messages order by id`

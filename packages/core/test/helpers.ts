@@ -38,6 +38,10 @@ export function setupDatabase() {
     get sql() {
       return sql
     },
+    /** Resolves once every broker of the test has sent the wake-ups of its committed sends. */
+    async wakeUpsSent(): Promise<void> {
+      for (const broker of brokers) await broker.context.waker.drain()
+    },
     /** A broker on the test database, closed after the test. */
     broker(options: Omit<BrokerOptions, 'url'> & { url?: string } = {}): Broker {
       const broker = createBroker({ url: database.url, ...options })

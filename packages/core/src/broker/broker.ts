@@ -67,6 +67,7 @@ import { openConnection } from '../runtime/connection.js'
 import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
 import { Listener } from '../runtime/listener.js'
 import { consoleLogger } from '../runtime/logger.js'
+import { Waker } from '../runtime/waker.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
 import type { WorkerOptions } from '../worker/worker-options.js'
@@ -123,12 +124,19 @@ export class Broker {
     const host: MessageHost = {
       readResult: (message, resultOptions) => this.#readResult(message, resultOptions),
     }
-    this.#close = () => connection.close()
+    const built = statements(ns, deleteOnSuccess)
+    const listener = new Listener(connection.listen, logger)
+    const waker = new Waker(connection.executor, built, listener, logger)
+    this.#close = async () => {
+      await waker.drain()
+      await connection.close()
+    }
     this.#core = {
       ns,
       executor: connection.executor,
-      statements: statements(ns, deleteOnSuccess),
-      listener: new Listener(connection.listen, logger),
+      statements: built,
+      listener,
+      waker,
       logger,
       events: new EventBus(logger),
       actors: new Map(),

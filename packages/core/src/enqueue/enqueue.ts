@@ -19,7 +19,11 @@ async function insertMessages(
   entries: readonly PreparedEntry[],
   executor: Executor,
   skipExisting: boolean,
-): Promise<void> {
+  transactional: boolean,
+): Promise<number> {
+  // Only a caller's transaction notifies inside itself, so that its wake-up
+  // exists only if it commits; the broker's own sends wake after their commit.
+  const wakeChannel = transactional ? core.statements.wakeChannel : null
   const n = entries.length
   const first = entries[0]!
   const ids = new Array<string>(n)
@@ -44,7 +48,7 @@ async function insertMessages(
   const statements = skipExisting ? core.statements.insertSkippingExisting : core.statements.insert
   if (uniform) {
     const m = first.message
-    await executor.query(statements.uniform, [
+    const [row] = await executor.query<{ inserted: number }>(statements.uniform, [
       ids,
       args,
       m.queue,
@@ -53,11 +57,11 @@ async function insertMessages(
       m.priority,
       first.delayMs,
       first.etaMs,
-      core.statements.wakeChannel,
+      wakeChannel,
     ])
-    return
+    return row?.inserted ?? 0
   }
-  await executor.query(statements.many, [
+  const [row] = await executor.query<{ inserted: number }>(statements.many, [
     ids,
     entries.map((e) => e.message.queue),
     entries.map((e) => e.message.actor),
@@ -66,8 +70,9 @@ async function insertMessages(
     entries.map((e) => e.message.priority),
     entries.map((e) => e.delayMs),
     entries.map((e) => e.etaMs),
-    core.statements.wakeChannel,
+    wakeChannel,
   ])
+  return row?.inserted ?? 0
 }
 
 /**
@@ -95,8 +100,9 @@ const RETRY_DELAYS_MS = [50, 250]
 
 /**
  * @internal Runs the enqueue middleware around the insert of `entries` (no
- * deduplication). Inside a transaction someone else owns (`transactional`)
- * existing ids are always skipped, since a failed statement would abort it.
+ * deduplication) and returns how many rows were inserted. Inside a
+ * transaction someone else owns (`transactional`) existing ids are always
+ * skipped, since a failed statement would abort it.
  */
 export async function writeMessages(
   core: BrokerContext,
@@ -104,14 +110,21 @@ export async function writeMessages(
   executor: Executor,
   transactional: boolean,
   skipExisting = transactional,
-): Promise<void> {
-  const insert = () => insertMessages(core, entries, executor, skipExisting)
+): Promise<number> {
+  let inserted = 0
+  const insert = async () => {
+    inserted = await insertMessages(core, entries, executor, skipExisting, transactional)
+  }
   const hooks = core.enqueueHooks
-  if (hooks.length === 0) return insert()
+  if (hooks.length === 0) {
+    await insert()
+    return inserted
+  }
   const event: EnqueueEvent = { messages: entries.map((e) => e.message), executor, transactional }
   const run = (index: number): Promise<void> =>
     index === hooks.length ? insert() : hooks[index]!(event, () => run(index + 1))
-  return run(0)
+  await run(0)
+  return inserted
 }
 
 /**
@@ -126,9 +139,11 @@ async function writeEntries(
   executor: Executor,
   transactional: boolean,
   skipExisting: boolean,
-): Promise<{ returned: Message[]; published: readonly PreparedEntry[] }> {
-  const write = (tx: Executor, written: readonly PreparedEntry[]) =>
-    writeMessages(core, written, tx, transactional, skipExisting)
+): Promise<{ returned: Message[]; published: readonly PreparedEntry[]; inserted: number }> {
+  let inserted = 0
+  const write = async (tx: Executor, written: readonly PreparedEntry[]) => {
+    inserted = await writeMessages(core, written, tx, transactional, skipExisting)
+  }
   if (!entries.some((entry) => entry.dedup)) {
     if (core.enqueueHooks.length === 0) {
       await write(executor, entries)
@@ -138,7 +153,7 @@ async function writeEntries(
       // failure inside a caller's transaction leaves it usable (savepoint).
       await executor.transaction((tx) => write(tx, entries))
     }
-    return { returned: entries.map((entry) => entry.message), published: entries }
+    return { returned: entries.map((entry) => entry.message), published: entries, inserted }
   }
   const published: PreparedEntry[] = []
   const returned = await executor.transaction(async (tx) => {
@@ -157,7 +172,7 @@ async function writeEntries(
     if (published.length > 0) await write(tx, published)
     return entries.map((entry) => originals.get(entry) ?? entry.message)
   })
-  return { returned, published }
+  return { returned, published, inserted }
 }
 
 function byQueueAndKey(a: PreparedEntry, b: PreparedEntry): number {
@@ -165,6 +180,13 @@ function byQueueAndKey(a: PreparedEntry, b: PreparedEntry): number {
   if (qa !== qb) return qa < qb ? -1 : 1
   const [ka, kb] = [a.dedup!.key, b.dedup!.key]
   return ka === kb ? 0 : ka < kb ? -1 : 1
+}
+
+/** Wakes the workers of the queues written to, now that the send has committed. */
+function wakeAfterCommit(core: BrokerContext, published: readonly PreparedEntry[]): void {
+  const queues = new Set<string>()
+  for (const entry of published) queues.add(entry.message.queue)
+  core.waker.wake(queues)
 }
 
 /**
@@ -192,13 +214,14 @@ export async function enqueueEntries(
   let reconnects = 0
   for (;;) {
     try {
-      const { returned, published } = await writeEntries(
+      const { returned, published, inserted } = await writeEntries(
         core,
         entries,
         executor,
         transactional,
         skipExisting,
       )
+      if (!transactional && inserted > 0) wakeAfterCommit(core, published)
       if (core.events.has('message:enqueued')) {
         for (const entry of published)
           core.events.emit('message:enqueued', { message: entry.message })

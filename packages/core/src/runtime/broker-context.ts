@@ -8,6 +8,7 @@ import type { Statements } from '../sql/statements.js'
 import type { EventBus } from './events.js'
 import type { Listener } from './listener.js'
 import type { Logger } from './logger.js'
+import type { Waker } from './waker.js'
 
 /** @internal Everything the broker's modules share: one per broker. */
 export interface BrokerContext {
@@ -15,6 +16,8 @@ export interface BrokerContext {
   readonly executor: Executor
   readonly statements: Statements
   readonly listener: Listener
+  /** Wake-ups for the sends the broker commits itself, sent after their commit. */
+  readonly waker: Waker
   readonly logger: Logger
   readonly events: EventBus
   readonly actors: Map<string, ActorDefinition>

@@ -25,6 +25,8 @@ export class Listener {
   readonly #listen: ListenFunction | undefined
   readonly #channels = new Map<string, Channel>()
   readonly #reconnected = new Set<() => void>()
+  /** Notifications this process sent and already delivered to itself, by channel and payload. */
+  readonly #echoes = new Map<string, number>()
 
   constructor(
     listen: ListenFunction | undefined,
@@ -48,6 +50,7 @@ export class Listener {
       created.listening = listen(
         channelName,
         (payload) => {
+          if (this.#isEcho(channelName, payload)) return
           for (const h of created.handlers) h(payload)
         },
         () => {
@@ -77,6 +80,48 @@ export class Listener {
       this.#channels.delete(channelName)
       await (await current.listening)?.unlisten().catch(() => {})
     }
+  }
+
+  /**
+   * Hands `payload` to this process's own subscribers of `channelName` now,
+   * as a notification would (a wake-up for a send this process committed).
+   * A handler that throws is logged, never thrown to the sender.
+   */
+  deliver(channelName: string, payload: string): void {
+    const channel = this.#channels.get(channelName)
+    if (!channel) return
+    for (const handler of channel.handlers) {
+      try {
+        handler(payload)
+      } catch (error) {
+        this.logger.error('a notification handler failed', { channel: channelName, error })
+      }
+    }
+  }
+
+  /**
+   * Says that this process is about to notify `payload` on `channelName`
+   * after delivering it to itself with {@link deliver}: when the
+   * notification comes back through the LISTEN connection, it is dropped
+   * once instead of waking the same subscribers twice. `sent(false)` (the
+   * notification failed) forgets it.
+   */
+  expectEcho(channelName: string, payload: string): (sent: boolean) => void {
+    if (!this.#channels.has(channelName)) return () => {}
+    const key = `${channelName}\u0000${payload}`
+    this.#echoes.set(key, (this.#echoes.get(key) ?? 0) + 1)
+    return (sent) => {
+      if (!sent) this.#isEcho(channelName, payload)
+    }
+  }
+
+  #isEcho(channelName: string, payload: string): boolean {
+    const key = `${channelName}\u0000${payload}`
+    const expected = this.#echoes.get(key)
+    if (expected === undefined) return false
+    if (expected <= 1) this.#echoes.delete(key)
+    else this.#echoes.set(key, expected - 1)
+    return true
   }
 
   /** Runs `callback` after the listen connection comes back from a disconnection. */

@@ -4,8 +4,8 @@ const SKIP_EXISTING = 'on conflict (id) do nothing'
 
 /**
  * Inserts a batch of messages (one or up to 1,000) in one statement over
- * arrays, and sends one wake-up NOTIFY per distinct queue carrying only the
- * queue name.
+ * arrays, and, given a wake channel, sends one wake-up NOTIFY per distinct
+ * queue carrying only the queue name.
  *
  * With `skipExisting`, an id that already exists is left untouched, so
  * sending the same message again stores it once. Without it, such an id
@@ -16,7 +16,9 @@ const SKIP_EXISTING = 'on conflict (id) do nothing'
  *
  * Parameters: ids, queues, actors, args (JSON text), options (JSON text),
  * priorities, delays in ms (null: none), etas in epoch ms (null: none), and
- * the wake channel. The eta is PostgreSQL's clock plus the delay, unless an
+ * the wake channel, or null to notify nobody: a send the broker commits
+ * itself wakes workers after its commit instead (see `runtime/waker.ts`),
+ * since PostgreSQL serialises the commits of transactions that notified. The eta is PostgreSQL's clock plus the delay, unless an
  * absolute eta was given.
  */
 export function insertMessagesSql(ns: Namespace, skipExisting: boolean): string {
@@ -31,7 +33,7 @@ export function insertMessagesSql(ns: Namespace, skipExisting: boolean): string 
   ${skipExisting ? SKIP_EXISTING : ''}
   returning queue
 ), woken as (
-  select pg_notify($9, queue) from (select distinct queue from inserted) as q
+  select pg_notify($9, queue) from (select distinct queue from inserted) as q where $9::text is not null
 )
 select (select count(*) from inserted)::int as inserted, (select count(*) from woken)::int as woken`
 }
@@ -42,7 +44,8 @@ select (select count(*) from inserted)::int as inserted, (select count(*) from w
  * usual case: two arrays instead of eight, so less to encode and to parse.
  *
  * Parameters: ids, args (JSON text), queue, actor, options (JSON text),
- * priority, delay in ms (or null), eta in epoch ms (or null), the wake channel.
+ * priority, delay in ms (or null), eta in epoch ms (or null), the wake channel
+ * (or null: nobody).
  */
 export function insertUniformMessagesSql(ns: Namespace, skipExisting: boolean): string {
   return `with inserted as (
@@ -57,5 +60,5 @@ export function insertUniformMessagesSql(ns: Namespace, skipExisting: boolean): 
 ), counted as (
   select count(*)::int as n from inserted
 )
-select n as inserted, case when n > 0 then pg_notify($9, $3) end as woken from counted`
+select n as inserted, case when n > 0 and $9::text is not null then pg_notify($9, $3) end as woken from counted`
 }

@@ -1,4 +1,5 @@
 import type { Namespace } from '@iddqueue/schema'
+import { ASYNC_COMMIT } from './async-commit.js'
 import { claimSql, nextEtaSql } from './claim.js'
 import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-deduplication-key.js'
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
@@ -34,6 +35,8 @@ export interface Statements {
   readonly recoverOrphans: string
   readonly rescuerLead: string
   readonly wakeQueues: string
+  /** The same, committed without waiting for the WAL flush: a hint sent after a send's commit. */
+  readonly wakeAfterCommit: string
   readonly purgeMessages: string
   readonly purgeDeduplication: string
 }
@@ -77,6 +80,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     recoverOrphans: recoverOrphansSql(ns),
     rescuerLead: rescuerLeadSql(ns),
     wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',
+    wakeAfterCommit: `select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue where ${ASYNC_COMMIT}`,
     purgeMessages: purgeMessagesSql(ns),
     purgeDeduplication: purgeDeduplicationSql(ns),
   })

@@ -202,6 +202,8 @@ export class ClaimLoop {
     }
     // Fewer than asked and nothing left behind for priority order: nothing
     // more is ready. Sleep, unless a wake-up came while the claim was in flight.
+    // (No rows at all has no `more` either: rows counted but since locked by
+    // another claim make it sleep, not spin.)
     const more = rows[0]?.more === true
     if (rows.length > 0) {
       const runnable = this.hooks.screen(rows)

@@ -2,6 +2,14 @@ import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } fro
 import { Barrier, type BarrierOptions } from './barrier.js'
 import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
 import { checkDuration } from './check.js'
+import {
+  checkConcurrencyOption,
+  limitClauses,
+  reconcileSlots,
+  releaseSlots,
+  slotOf,
+  slotOptions,
+} from './claim-limits.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
 import { RateLimited } from './errors.js'
@@ -20,6 +28,9 @@ import { migrationSet } from './migrations.js'
 import { purgeCoordination } from './purge.js'
 import { holdKeySql } from './sql/limits-sql.js'
 import { WindowLimiter, type WindowLimiterOptions } from './window-limiter.js'
+
+/** How often a broker rebuilds slot counters that disagree with the running messages, in ms. */
+const RECONCILE_INTERVAL_MS = 1_000
 
 /** Rows per purge statement. */
 const PURGE_BATCH = 5_000
@@ -113,9 +124,11 @@ export interface CoordinationPlugin extends IddqueuePlugin {
   purge(options?: PurgeCoordinationOptions): Promise<number>
   /**
    * Sets (or, with `null` values, clears) a limit for a queue, an actor or
-   * a key, stored in the plugin's table for every process to read. Limits
-   * are stored and listed today; the claim will enforce them once
-   * claim-enforced limits land (see docs/coordination.md).
+   * a key, stored in the plugin's table for every process to read. The
+   * claim enforces a concurrency set for an actor or a key on the messages
+   * that hold a slot of it (actors with the `concurrency` option), from the
+   * next claim on; queue limits and rates are stored and listed, not
+   * enforced by the claim yet (see docs/coordination.md).
    *
    * @example
    * await coord.setLimit({ key: 'customer:42' }, { concurrency: 2, rate: { limit: 10, periodMs: 1_000 } })
@@ -172,6 +185,10 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
   return {
     name: migrationSet.owner,
     migrations: migrationSet.migrations,
+    actorOptions: ['concurrency'],
+    checkActor: checkConcurrencyOption,
+    messageOptions: slotOptions,
+    claimClauses: (_queues, actors) => limitClauses(latch.current, actors),
     middleware: {
       // A RateLimited throw hands the message back, due when the limit
       // ends, with its retry budget intact; the retry middleware (outside
@@ -190,10 +207,12 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
         }
         return { kind: 'requeue', delayMs: limited.delayMs }
       },
-      settleFor: (message) => groupOf(message) !== undefined,
+      settleFor: (message) => groupOf(message) !== undefined || slotOf(message) !== undefined,
       async settle(event) {
         const setup = latch.current
-        if (setup) await settleGroups(setup, event)
+        if (!setup) return
+        await releaseSlots(setup, event.settled, event.executor)
+        await settleGroups(setup, event)
       },
     },
     async setup(context) {
@@ -218,7 +237,16 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
         }, purgeIntervalMs)
         timer.unref()
       }
+      // Slots of messages that left `consumed` without a settle (crash
+      // recovery, rows handed back) come back within a second of it.
+      const reconcile = setInterval(() => {
+        reconcileSlots(setup).catch((error: unknown) =>
+          context.logger.warn('coordination: could not rebuild the concurrency slots', { error }),
+        )
+      }, RECONCILE_INTERVAL_MS)
+      reconcile.unref()
       return async () => {
+        clearInterval(reconcile)
         clearInterval(timer)
         await waiters.close()
         latch.clear()

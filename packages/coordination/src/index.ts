@@ -1,6 +1,7 @@
 export { Barrier, type BarrierOptions, type BarrierWaitOptions } from './barrier.js'
 export type { BucketLimiterOptions } from './bucket-limiter.js'
 export { MAX_KEY_LENGTH } from './check.js'
+export type { ConcurrencyOption, CoordinationActorOptions } from './claim-limits.js'
 export type { ConcurrentLimiterOptions } from './concurrent-limiter.js'
 export {
   type CoordinationOptions,
@@ -20,3 +21,10 @@ export type { AcquireOptions, Limiter } from './limiter.js'
 export type { LimitInfo, LimitTarget, LimitValues } from './limits.js'
 export { coordinationMigrations, migrationSet } from './migrations.js'
 export type { WindowLimiterOptions } from './window-limiter.js'
+
+import type { CoordinationActorOptions } from './claim-limits.js'
+
+// The plugin's actor option (`concurrency`), typed on `broker.actor()` once the package is imported.
+declare module '@iddqueue/core' {
+  interface ActorOptions extends CoordinationActorOptions {}
+}

@@ -36,7 +36,10 @@ export interface LimitValues {
 export interface LimitInfo {
   readonly scope: 'queue' | 'actor' | 'key'
   readonly name: string
+  /** The concurrency limit: set by `setLimit`, or else the actor option's. */
   readonly concurrency: number | null
+  /** Messages holding a slot of this limit now (running). */
+  readonly running: number
   readonly rate: { readonly limit: number; readonly periodMs: number } | null
   /** Set while a `RateLimited` throw with this key holds it. */
   readonly heldUntil: Date | null
@@ -47,6 +50,7 @@ interface Row {
   scope: LimitInfo['scope']
   name: string
   concurrency: number | null
+  running: number
   rate_limit: number | null
   rate_period_ms: number | null
   held_until: Date | null
@@ -104,6 +108,7 @@ export async function listLimits(latch: CoordinationLatch): Promise<LimitInfo[]>
     scope: row.scope,
     name: row.name,
     concurrency: row.concurrency,
+    running: row.running,
     rate:
       row.rate_limit === null || row.rate_period_ms === null
         ? null

@@ -7,7 +7,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -96,6 +96,25 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
   rate_limit integer,
   rate_period_ms bigint,
   held_until timestamptz,
+  updated_at timestamptz not null default now(),
+  primary key (scope, name)
+)`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'create-running-slots',
+    up: (ns) => [
+      // One counter per concurrency slot (an actor's, or a key's): the claim
+      // increments it with a guard, the settle decrements it, both in the
+      // transaction that changes the messages; rebuilt from consumed rows
+      // when they disagree (decision 0012).
+      `create table ${table(ns, 'coordination_running')} (
+  scope text not null,
+  name text not null,
+  running integer not null default 0,
+  cap integer not null,
+  granted integer not null default 0,
   updated_at timestamptz not null default now(),
   primary key (scope, name)
 )`,

@@ -10,6 +10,7 @@ export type CoordinationTableName =
   | 'coordination_groups'
   | 'coordination_group_members'
   | 'coordination_limits'
+  | 'coordination_running'
 
 /** @internal The quoted, schema-qualified name of one of the plugin's tables. */
 export function table(ns: Namespace, name: CoordinationTableName): string {

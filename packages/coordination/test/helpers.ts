@@ -91,7 +91,11 @@ export function runChild<T>(
   script: string,
   args: readonly string[],
   onMessage: (message: T) => void = () => {},
-): { done: Promise<T[]>; kill: (signal: NodeJS.Signals) => void } {
+): {
+  done: Promise<T[]>
+  kill: (signal: NodeJS.Signals) => void
+  send: (message: string) => void
+} {
   const child = fork(fileURLToPath(new URL(`./fixtures/${script}`, import.meta.url)), [...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
@@ -106,5 +110,5 @@ export function runChild<T>(
       else reject(new Error(`${script} exited with ${code ?? signal}`))
     })
   })
-  return { done, kill: (signal) => child.kill(signal) }
+  return { done, kill: (signal) => child.kill(signal), send: (message) => child.send(message) }
 }

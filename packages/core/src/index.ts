@@ -98,6 +98,7 @@ export type { RescheduleOptions, RescheduleResult } from './ops/reschedule.js'
 export type { RetryManyOptions, RetryManyResult } from './ops/retry-many.js'
 export type {
   IddqueuePlugin,
+  MessageBuild,
   PluginContext,
   ResultReader,
   Teardown,
@@ -115,6 +116,7 @@ export { SetupLatch } from './plugin/setup-latch.js'
 export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runtime/events.js'
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
 export { isConnectionError } from './runtime/wrap-error.js'
+export type { ClaimClauses } from './sql/claim.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
 export { MAX_PROGRESS_BYTES, PROGRESS_INTERVAL_MS } from './worker/progress-reporter.js'
 export type { WorkerState, WorkerStats } from './worker/worker.js'

@@ -37,9 +37,16 @@ on conflict (scope, name) do update
    set held_until = greatest(l.held_until, excluded.held_until), updated_at = now()`
 }
 
-/** Every limit, by scope and name. */
+/**
+ * Every limit, by scope and name: the stored ones (setLimit, holds) and the
+ * slots of actor options, with the messages running in each now.
+ */
 export function listLimitsSql(ns: Namespace): string {
-  return `select scope, name, concurrency, rate_limit, rate_period_ms::float8 as rate_period_ms,
-       case when held_until > now() then held_until end as held_until, updated_at
-  from ${table(ns, 'coordination_limits')} order by scope, name`
+  return `select coalesce(l.scope, k.scope) as scope, coalesce(l.name, k.name) as name,
+       coalesce(l.concurrency, k.cap) as concurrency, l.rate_limit, l.rate_period_ms::float8 as rate_period_ms,
+       case when l.held_until > now() then l.held_until end as held_until,
+       coalesce(k.running, 0) as running, greatest(l.updated_at, k.updated_at) as updated_at
+  from ${table(ns, 'coordination_limits')} l
+  full join ${table(ns, 'coordination_running')} k on k.scope = l.scope and k.name = l.name
+ order by 1, 2`
 }

@@ -329,10 +329,19 @@ export class Broker {
   ): Message {
     assertName('queue', queue)
     checkMessage(actor, args, priority, options)
-    return Message.bind(
-      new Message(uuid7(), actor, queue, args, priority, options),
-      this.#core.host,
-    )
+    let built = options
+    for (const plugin of this.#core.plugins) {
+      if (!plugin.messageOptions) continue
+      const added = plugin.messageOptions({
+        actorName: actor,
+        actor: this.#core.actors.get(actor),
+        queue,
+        args,
+        options: built,
+      })
+      if (added) built = { ...built, ...added }
+    }
+    return Message.bind(new Message(uuid7(), actor, queue, args, priority, built), this.#core.host)
   }
 
   /**

@@ -5,6 +5,7 @@ import type { EnqueueEntry, EnqueueManyOptions } from '../enqueue/enqueue-option
 import type { Message, ResultOptions } from '../message/message.js'
 import type { BrokerEventListener, BrokerEventName } from '../runtime/events.js'
 import type { Logger } from '../runtime/logger.js'
+import type { ClaimClauses } from '../sql/claim.js'
 import type { Middleware } from './middleware-interface.js'
 
 /**
@@ -142,6 +143,52 @@ export interface IddqueuePlugin {
    * })
    */
   checkActor?(actor: ActorDefinition): void
+  /**
+   * Adds message-level options to a message being built (`actor.message()`,
+   * `send()`, `broker.message()`), before it is encoded or sent: the
+   * returned keys are merged into its options. Throw (an
+   * `InvalidOptionError`) to refuse the message; nothing is stored.
+   *
+   * @example
+   * const tenant = (): IddqueuePlugin => ({
+   *   name: 'tenant',
+   *   messageOptions: ({ args }) => ({ tenant: String(args[0]) }),
+   * })
+   */
+  messageOptions?(build: MessageBuild): Readonly<Record<string, unknown>> | undefined
+  /**
+   * Clauses this plugin adds to the claim statement of a worker consuming
+   * `queues` (decision 0012), or undefined to leave it as it is. Asked once
+   * when the worker starts; `actors` are the ones declared on those queues.
+   * At most one plugin may return a `pick`.
+   *
+   * @example
+   * const noSpam = (): IddqueuePlugin => ({
+   *   name: 'no-spam',
+   *   claimClauses: () => ({ eligible: `r.actor <> 'spam'` }),
+   * })
+   */
+  claimClauses?(
+    queues: readonly string[],
+    actors: readonly ActorDefinition[],
+  ): ClaimClauses | undefined
   /** Runs once before the broker's first operation. */
   setup?(context: PluginContext): Teardown | undefined | Promise<Teardown | undefined>
+}
+
+/**
+ * A message being built, as `IddqueuePlugin.messageOptions` sees it.
+ *
+ * @example
+ * const messageOptions = (build: MessageBuild) =>
+ *   build.actor?.options.audit ? { auditedAt: new Date().toISOString() } : undefined
+ */
+export interface MessageBuild {
+  readonly actorName: string
+  /** The actor, when it is declared in this process. */
+  readonly actor: ActorDefinition | undefined
+  readonly queue: string
+  readonly args: readonly unknown[]
+  /** The message-level options given by the caller. */
+  readonly options: Readonly<Record<string, unknown>>
 }

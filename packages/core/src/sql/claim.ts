@@ -2,10 +2,17 @@ import type { Namespace } from '@iddqueue/schema'
 import { ASYNC_COMMIT } from './async-commit.js'
 
 /**
- * @internal Clauses a plugin adds to the claim (decision 0009): the
- * coordination plugin's concurrency and rate limits go here, so that they
- * are enforced by the same statement, row by row, without a second round
- * trip.
+ * Clauses a plugin adds to the claim (decisions 0009 and 0012): the
+ * coordination plugin's concurrency limits go here, so that they are
+ * enforced by the same statement, row by row, without a second round trip.
+ * A plugin returns them from `IddqueuePlugin.claimClauses` for the queues a
+ * worker consumes.
+ *
+ * @example
+ * const clauses: ClaimClauses = {
+ *   with: `blocked as (select 'spam'::text as actor)`,
+ *   eligible: `r.actor not in (select actor from blocked)`,
+ * }
  */
 export interface ClaimClauses {
   /**
@@ -21,6 +28,21 @@ export interface ClaimClauses {
    * (no head-of-line blocking).
    */
   readonly eligible?: string
+  /**
+   * Chooses the claimed rows among candidates. The claim then selects
+   * `overfetch` times the batch as candidates (locked, in claim order),
+   * in a CTE named `claim_candidates (id, pos, options)` (`pos` numbers them
+   * in claim order), and `$2` is that larger number. `ctes` are appended
+   * after it (they may modify tables: the claim's own transaction) and `ids`
+   * selects the ids to claim; the rows locked but not chosen stay queued.
+   */
+  readonly pick?: {
+    readonly overfetch: number
+    readonly ctes: string
+    readonly ids: string
+    /** True when eligible rows were left for the next claim. */
+    readonly more: string
+  }
 }
 
 /** Priority levels looked at by one claim over several queues; more waits for the next claim. */
@@ -55,7 +77,22 @@ const BEFORE_ALL = '(-2147483649)::bigint'
  * claim could not take without breaking priority order).
  */
 export function claimSql(ns: Namespace, queueCount: number, clauses: ClaimClauses = {}): string {
-  const picked = queueCount === 1 ? oneQueue(ns, clauses) : severalQueues(ns, clauses)
+  const pick = clauses.pick
+  // With a pick, the candidates carry their options (the plugin's data).
+  const cols = pick ? 'id, options' : 'id'
+  const candidates =
+    queueCount === 1 ? oneQueue(ns, clauses, cols) : severalQueues(ns, clauses, cols)
+  const picked = pick
+    ? {
+        ctes: `${candidates.ctes},
+claim_candidates as materialized (
+  select k.id, k.options, row_number() over () as pos from (${candidates.ids}) k
+),
+${pick.ctes}`,
+        ids: pick.ids,
+        more: `(${candidates.more} or ${pick.more})`,
+      }
+    : candidates
   // `id = any(array(...))` makes PostgreSQL probe the primary key for the
   // claimed ids; a join on a CTE let it hash the whole table instead when the
   // table was small (measured: 9 ms of a 12 ms claim of 500 rows out of 50,000).
@@ -92,6 +129,14 @@ function nextLevel(ns: Namespace, after: string): string {
        order by r.priority limit 1) f)`
 }
 
+/** `id, options` as `r.id, r.options`. */
+function prefixed(alias: string, cols: string): string {
+  return cols
+    .split(', ')
+    .map((col) => `${alias}.${col}`)
+    .join(', ')
+}
+
 interface Picked {
   readonly ctes: string
   readonly ids: string
@@ -103,15 +148,15 @@ interface Picked {
  * with the limit applied across levels. The nested loop pulls levels only
  * until the limit is reached.
  */
-function oneQueue(ns: Namespace, clauses: ClaimClauses): Picked {
+function oneQueue(ns: Namespace, clauses: ClaimClauses, cols: string): Picked {
   return {
     ctes: `levels(priority) as (
   select ${nextLevel(ns, BEFORE_ALL)}
   union all
   select ${nextLevel(ns, 'l.priority')} from levels l where l.priority is not null
 )`,
-    ids: `select c.id from queues u cross join levels l cross join lateral (
-    select r.id from ${ns.table('messages')} r
+    ids: `select ${prefixed('c', cols)} from queues u cross join levels l cross join lateral (
+    select ${prefixed('r', cols)} from ${ns.table('messages')} r
      where ${dueAt(clauses, 'u.name', 'l.priority')}
      order by r.eta, r.id limit $2 for update skip locked) c
    where l.priority is not null
@@ -129,7 +174,7 @@ function oneQueue(ns: Namespace, clauses: ClaimClauses): Picked {
  * of them one more). When some queue filled its share it may hold more rows
  * of that level, so the plan stops there rather than take a lower priority.
  */
-function severalQueues(ns: Namespace, clauses: ClaimClauses): Picked {
+function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Picked {
   const messages = ns.table('messages')
   return {
     ctes: `steps(depth, priority, remaining, go, names, counts) as (
@@ -157,9 +202,9 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses): Picked {
            order by r.eta, r.id limit b.share) x) c) t
    where s.go and s.remaining > 0 and s.depth < ${MAX_LEVELS_PER_CLAIM} and lv.priority is not null
 )`,
-    ids: `select c.id from steps s cross join lateral unnest(s.names, s.counts) as g(name, n)
+    ids: `select ${prefixed('c', cols)} from steps s cross join lateral unnest(s.names, s.counts) as g(name, n)
    cross join lateral (
-    select r.id from ${messages} r
+    select ${prefixed('r', cols)} from ${messages} r
      where ${dueAt(clauses, 'g.name', 's.priority')}
      order by r.eta, r.id limit g.n for update skip locked) c
    where s.names is not null`,
@@ -178,17 +223,18 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses): Picked {
  *
  * Parameters: the queues (`text[]`).
  */
-export function nextEtaSql(ns: Namespace): string {
+export function nextEtaSql(ns: Namespace, clauses: ClaimClauses = {}): string {
   const messages = ns.table('messages')
-  return `with recursive ${withClauses(ns, {})},
+  const eligible = clauses.eligible ? ` and (${clauses.eligible})` : ''
+  return `with recursive ${withClauses(ns, { ...(clauses.with ? { with: clauses.with } : {}) })},
 firsts(queue, priority, eta) as (
   select u.name, f.priority, f.eta from queues u cross join lateral (
-    select r.priority, r.eta from ${messages} r where r.state = 'queued' and r.queue = u.name
+    select r.priority, r.eta from ${messages} r where r.state = 'queued' and r.queue = u.name${eligible}
      order by r.priority, r.eta limit 1) f
   union all
   select fs.queue, n.priority, n.eta from firsts fs cross join lateral (
     select r.priority, r.eta from ${messages} r
-     where r.state = 'queued' and r.queue = fs.queue and r.priority > fs.priority
+     where r.state = 'queued' and r.queue = fs.queue and r.priority > fs.priority${eligible}
      order by r.priority, r.eta limit 1) n
 )
 select (extract(epoch from min(eta) - now()) * 1000)::float8 as wait_ms from firsts`

@@ -1,4 +1,6 @@
+import { InvalidOptionError } from '../errors.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
+import { type ClaimClauses, claimSql, nextEtaSql } from '../sql/claim.js'
 import { compareDeliveries, type Delivery } from './delivery.js'
 import type { Prefetch } from './prefetch.js'
 import type { RunSlots } from './run-slots.js'
@@ -43,6 +45,8 @@ export class ClaimLoop {
   buffer: Delivery[] = []
   #claimSql = ''
   #nextEtaSql = ''
+  /** Candidates per claimed row a plugin's pick asks for. */
+  #overfetch = 1
   #queues: readonly string[] = []
   /** Claims in flight, and the rows they may bring back. */
   #claims = 0
@@ -85,10 +89,18 @@ export class ClaimLoop {
 
   /** Chooses the statements for the queues the worker consumes. */
   configure(queues: readonly string[]): void {
+    this.#queues = queues
+    const clauses = pluginClauses(this.core, queues)
+    if (clauses) {
+      // A plugin's clauses (limits): this worker's own statements.
+      this.#claimSql = claimSql(this.core.ns, queues.length, clauses)
+      this.#nextEtaSql = nextEtaSql(this.core.ns, clauses)
+      this.#overfetch = clauses.pick?.overfetch ?? 1
+      return
+    }
     this.#claimSql =
       queues.length === 1 ? this.core.statements.claimOne : this.core.statements.claimMany
     this.#nextEtaSql = this.core.statements.nextEta
-    this.#queues = queues
   }
 
   /** Starts buffered messages in free slots, then claims more if slots would go unused. */
@@ -206,7 +218,7 @@ export class ClaimLoop {
     try {
       rows = await this.core.executor.query<ClaimedRow>(this.#claimSql, [
         this.#queues,
-        limit,
+        limit * this.#overfetch,
         this.workerId,
       ])
     } catch (error) {
@@ -292,5 +304,23 @@ export class ClaimLoop {
       this.#errorTimer = undefined
       this.pump()
     }, this.#errorBackoffMs)
+  }
+}
+
+/** The plugins' claim clauses for `queues`, merged, or undefined when none has any. */
+function pluginClauses(core: BrokerContext, queues: readonly string[]): ClaimClauses | undefined {
+  const queueSet = new Set(queues)
+  const actors = [...core.actors.values()].filter((actor) => queueSet.has(actor.queue))
+  const all = core.plugins.flatMap((plugin) => plugin.claimClauses?.(queues, actors) ?? [])
+  if (all.length === 0) return undefined
+  const picks = all.flatMap((clauses) => (clauses.pick ? [clauses.pick] : []))
+  if (picks.length > 1)
+    throw new InvalidOptionError('Two plugins choose the claimed rows (ClaimClauses.pick)')
+  const withs = all.flatMap((clauses) => (clauses.with ? [clauses.with] : []))
+  const eligibles = all.flatMap((clauses) => (clauses.eligible ? [`(${clauses.eligible})`] : []))
+  return {
+    ...(withs.length > 0 ? { with: withs.join(',\n') } : {}),
+    ...(eligibles.length > 0 ? { eligible: eligibles.join(' and ') } : {}),
+    ...(picks[0] ? { pick: picks[0] } : {}),
   }
 }

@@ -1,0 +1,184 @@
+import { type ActorContext, InvalidOptionError } from '@iddqueue/core'
+import { describe, expect, it } from 'vitest'
+import { coordination, RateLimited } from '../src/index.js'
+import { rejection, runChild, setupDatabase, uniqueQueue, until } from './helpers.js'
+
+const db = setupDatabase()
+
+async function ready() {
+  const coord = coordination({ purgeIntervalMs: false })
+  const broker = db.broker({ plugins: [coord] })
+  await broker.ready()
+  return { coord, broker }
+}
+
+async function queued(queue: string): Promise<number> {
+  const [row] =
+    await db.sql`select count(*)::int as n from iddqueue.messages where queue = ${queue}`
+  return row?.n as number
+}
+
+describe('limits the claim enforces', () => {
+  it('3 worker processes: a global limit of 4 and 200 keys of limit 1 hold; a SIGKILLed worker frees its slots', async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue('limits')
+    await db.sql`create table if not exists probe (name text primary key, running int not null, max int not null)`
+    // The producer declares the same actors as the workers: the key is computed at send.
+    const global = broker.actor('global', () => {}, { queue, concurrency: { limit: 4 } })
+    const keyed = broker.actor('keyed', (_key: string) => {}, {
+      queue,
+      concurrency: { key: (key: string) => key, limit: 1 },
+    })
+    const keys = Array.from({ length: 200 }, (_, i) => `key-${i}`)
+    // A worker that takes a few messages and never finishes them, killed while it holds their slots.
+    const hanging: string[] = []
+    const hang = runChild<{ hanging?: string; ready?: string }>(
+      'limited-worker.mjs',
+      [db.url, queue, 'hang'],
+      (message) => {
+        if (message.hanging) hanging.push(message.hanging)
+      },
+    )
+    await broker.enqueueMany([
+      ...keys.map((key) => keyed.message(key)),
+      ...Array.from({ length: 4 }, () => global.message()),
+    ])
+    await until(() => hanging.length === 3, 60_000, 'the hanging worker to hold three slots')
+    hang.kill('SIGKILL')
+    await hang.done.catch(() => {})
+    await broker.enqueueMany([
+      ...keys.flatMap((key) => [keyed.message(key), keyed.message(key)]),
+      ...Array.from({ length: 100 }, () => global.message()),
+    ])
+    const workers = [0, 1, 2].map(() => runChild('limited-worker.mjs', [db.url, queue, 'run']))
+    const samples: { scope: string; name: string; n: number }[] = []
+    let sampling = true
+    const sampler = (async () => {
+      while (sampling) {
+        const rows = await db.sql<{ scope: string; name: string; n: number }[]>`
+          select options->'concurrency'->>'scope' as scope, options->'concurrency'->>'name' as name, count(*)::int as n
+            from iddqueue.messages where queue = ${queue} and state = 'consumed' group by 1, 2`
+        samples.push(...rows)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    })()
+    await broker.join({ queues: [queue], timeoutMs: 120_000 })
+    sampling = false
+    await sampler
+    for (const worker of workers) worker.send('stop')
+    await Promise.all(workers.map((worker) => worker.done))
+    const [states] =
+      await db.sql`select count(*)::int as n, count(*) filter (where state = 'done')::int as done
+      from iddqueue.messages where queue = ${queue}`
+    expect(states).toEqual({ n: 704, done: 704 })
+    // Inside the handlers, across the processes: never more than the limits.
+    const probes = await db.sql<{ name: string; max: number }[]>`select name, max from probe`
+    expect(probes.find((p) => p.name === 'global')?.max).toBeLessThanOrEqual(4)
+    expect(probes.filter((p) => p.name !== 'global').every((p) => p.max === 1)).toBe(true)
+    expect(probes.filter((p) => p.name !== 'global')).toHaveLength(200)
+    // Sampled from the rows: running counts within the limits; nothing left held.
+    expect(samples.every((s) => s.n <= (s.scope === 'actor' ? 4 : 1))).toBe(true)
+    const [left] =
+      await db.sql`select coalesce(sum(running), 0)::int as n from iddqueue.coordination_running`
+    expect(left?.n).toBe(0)
+  }, 240_000)
+
+  it('a limit set at runtime is used by the next claim, and listLimits shows the holders', async () => {
+    const { coord, broker } = await ready()
+    const queue = uniqueQueue()
+    let running = 0
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const actor = broker.actor(
+      'slow',
+      async (_key: string) => {
+        running++
+        await gate
+      },
+      { queue, concurrency: { key: (key: string) => `tenant:${key}`, limit: 1 } },
+    )
+    await coord.setLimit({ key: 'tenant:a' }, { concurrency: 3 })
+    await broker.enqueueMany(Array.from({ length: 6 }, () => actor.message('a')))
+    const worker = broker.worker({ queues: [queue], concurrency: 8, pollIntervalMs: 50 })
+    await worker.start()
+    await until(() => running === 3, 20_000, 'three runs of tenant:a')
+    const limit = (await coord.listLimits()).find((l) => l.name === 'tenant:a')
+    expect(limit).toMatchObject({ scope: 'key', concurrency: 3, running: 3 })
+    release()
+    await broker.join({ queues: [queue], timeoutMs: 20_000 })
+    await worker.stop()
+    expect(running).toBe(6)
+  })
+
+  it('a RateLimited throw frees the slot and does not count an attempt', async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue()
+    const attempts: number[] = []
+    const actor = broker.actor(
+      'limited',
+      (_key: string, ctx: ActorContext) => {
+        attempts.push(ctx.attempt)
+        if (attempts.length === 1) throw new RateLimited({ untilMs: 20, key: 'k' })
+      },
+      { queue, maxRetries: 0, concurrency: { key: (key: string) => key, limit: 1 } },
+    )
+    const message = await actor.send('k')
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 20 })
+    await worker.start()
+    await broker.join({ queues: [queue], timeoutMs: 20_000 })
+    await until(() => attempts.length === 2, 20_000, 'the second delivery')
+    await worker.stop()
+    const [row] =
+      await db.sql`select state, retries from iddqueue.messages where id = ${message.id}`
+    expect(row).toMatchObject({ state: 'done', retries: 0 })
+    expect(attempts).toEqual([1, 1])
+  })
+
+  it('refuses bad limits at declaration and bad keys at send, storing nothing', async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue()
+    for (const limit of [0, -1, Number.NaN, 1.5, '2']) {
+      expect(() =>
+        broker.actor(`bad_${String(limit).replace(/\W/g, '_')}`, () => {}, {
+          queue,
+          concurrency: { limit } as never,
+        }),
+      ).toThrow(InvalidOptionError)
+    }
+    expect(() =>
+      broker.actor('bad_key_fn', () => {}, { queue, concurrency: { limit: 1, key: 'x' } as never }),
+    ).toThrow(InvalidOptionError)
+    const throwing = broker.actor('throwing', (_n: number) => {}, {
+      queue,
+      concurrency: {
+        limit: 1,
+        key: () => {
+          throw new Error('no key')
+        },
+      },
+    })
+    const numeric = broker.actor('numeric', (n: number) => n, {
+      queue,
+      concurrency: { limit: 1, key: (n: number) => n as unknown as string },
+    })
+    const long = broker.actor('long', (_n: number) => {}, {
+      queue,
+      concurrency: { limit: 1, key: () => 'x'.repeat(10_000) },
+    })
+    const plain = broker.actor('plain', () => {}, { queue })
+    for (const send of [
+      () => throwing.send(1),
+      () => numeric.send(1),
+      () => long.send(1),
+      () =>
+        throwing.sendWithOptions({ args: [1], options: { concurrencyKey: 'x'.repeat(10_000) } }),
+      () => plain.sendWithOptions({ args: [], options: { concurrencyKey: 'k' } }),
+    ]) {
+      const error = await rejection((async () => send())())
+      expect(InvalidOptionError.isInstance(error), String(error)).toBe(true)
+    }
+    expect(await queued(queue)).toBe(0)
+  })
+})

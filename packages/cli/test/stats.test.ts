@@ -11,6 +11,9 @@ const EMPTY = {
   cancelled: 0,
   ready: 0,
   scheduled: 0,
+  oldestReadyMs: 0,
+  doneLastMinute: 0,
+  doneLastHour: 0,
   oldestReadySeconds: 0,
 }
 

@@ -7,6 +7,7 @@ import { failedShowCommand } from './failed-show-command.js'
 import { flushCommand } from './flush-command.js'
 import { historyListCommand } from './history-list-command.js'
 import { historyPurgeCommand } from './history-purge-command.js'
+import { metricsServeCommand } from './metrics-serve-command.js'
 import { migrateCommand } from './migrate-command.js'
 import { pauseCommand } from './pause-command.js'
 import { purgeCommand } from './purge-command.js'
@@ -63,6 +64,7 @@ export const SECTIONS: readonly {
     ],
   },
   { title: 'workers', commands: [workerCommand] },
+  { title: 'metrics', commands: [metricsServeCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

@@ -1,14 +1,15 @@
-import { postgresJsExecutor, toNamespace } from '@iddqueue/schema'
+import { queueStats } from '@iddqueue/metrics'
+import { toNamespace } from '@iddqueue/schema'
 import postgres from 'postgres'
 import { queueName, stringOption } from '../arguments.js'
 import { EXIT, printJson } from '../cli-io.js'
 import type { Command } from '../command.js'
 import { formatStats } from '../stats/format-stats.js'
-import { queueStats } from '../stats/queue-stats.js'
 
 /**
  * @internal `iddqueue stats` prints message counts by queue and state, as a
- * table, or with `--json` as `{ queues: [...] }`.
+ * table, or with `--json` as `{ queues: [...] }` (`queueStats()` of
+ * `@iddqueue/metrics`, plus `oldestReadySeconds`).
  */
 export const statsCommand: Command = {
   name: 'stats',
@@ -17,16 +18,19 @@ export const statsCommand: Command = {
     'message counts by queue and state, with ready, scheduled and the oldest ready age (a table; --json for JSON)',
   async run(input, io) {
     const queue = queueName(stringOption(input, 'queue'))
-    const ns = toNamespace({ schema: input.global.schema, prefix: input.global.prefix })
+    const namespace = toNamespace({ schema: input.global.schema, prefix: input.global.prefix })
     const sql = postgres(input.global.url, {
       max: 1,
       onnotice: () => {},
       connection: { application_name: 'iddqueue' },
     })
     try {
-      const stats = await queueStats(postgresJsExecutor(sql), ns, queue)
-      if (input.json) printJson(io, { queues: stats })
-      else io.out(formatStats(stats))
+      const stats = await queueStats(sql, { queue, namespace })
+      if (input.json) {
+        printJson(io, {
+          queues: stats.map((s) => ({ ...s, oldestReadySeconds: s.oldestReadyMs / 1000 })),
+        })
+      } else io.out(formatStats(stats))
       return EXIT.ok
     } finally {
       await sql.end()

@@ -1,5 +1,5 @@
+import type { QueueStats } from '@iddqueue/metrics'
 import { MESSAGE_STATES } from '@iddqueue/schema'
-import type { QueueStats } from './queue-stats.js'
 
 const COLUMNS = ['queue', ...MESSAGE_STATES, 'ready', 'scheduled', 'oldest ready'] as const
 
@@ -14,7 +14,7 @@ export function formatStats(stats: readonly QueueStats[]): string {
     ...MESSAGE_STATES.map((state) => String(s[state])),
     String(s.ready),
     String(s.scheduled),
-    duration(s.oldestReadySeconds),
+    duration(s.oldestReadyMs / 1000),
   ])
   if (stats.length > 1) {
     const sum = (pick: (s: QueueStats) => number) => String(stats.reduce((n, s) => n + pick(s), 0))
@@ -23,7 +23,7 @@ export function formatStats(stats: readonly QueueStats[]): string {
       ...MESSAGE_STATES.map((state) => sum((s) => s[state])),
       sum((s) => s.ready),
       sum((s) => s.scheduled),
-      duration(Math.max(...stats.map((s) => s.oldestReadySeconds))),
+      duration(Math.max(...stats.map((s) => s.oldestReadyMs)) / 1000),
     ])
   }
   const table = [[...COLUMNS], ...rows]

@@ -22,6 +22,8 @@ export interface BrokerContext {
   /** Core's default middleware, then each plugin's, outermost first. */
   readonly middleware: readonly Middleware[]
   readonly enqueueHooks: readonly NonNullable<Middleware['enqueue']>[]
+  /** Option keys follow-ups inherit from the running message (see `IddqueuePlugin.inheritedOptions`). */
+  readonly inheritedOptions: readonly string[]
   readonly maxPayloadBytes: number
   /** Successful messages are deleted, not kept `done`. */
   readonly deleteOnSuccess: boolean

@@ -135,6 +135,7 @@ export class Broker {
       plugins,
       middleware,
       enqueueHooks: middleware.flatMap((m) => (m.enqueue ? [m.enqueue.bind(m)] : [])),
+      inheritedOptions: [...new Set(plugins.flatMap((plugin) => plugin.inheritedOptions ?? []))],
       maxPayloadBytes,
       deleteOnSuccess,
       queries: () => {
@@ -656,6 +657,7 @@ export class Broker {
           provideResults: (reader) => {
             this.#resultReader = reader
           },
+          on: (event, listener) => this.#core.events.on(event, listener),
         })
         if (teardown) this.#teardowns.push(teardown)
       }

@@ -1,4 +1,5 @@
 import type { Message } from '../message/message.js'
+import type { Outcome } from '../plugin/middleware.js'
 import type { Logger } from './logger.js'
 
 /**
@@ -19,6 +20,12 @@ export interface BrokerEvents {
     readonly message: Message
     readonly attempt: number
     readonly workerId: string
+    /**
+     * How long the message waited to start: from its eta (the send, or the
+     * end of its delay or retry backoff) to now, by this process's clock;
+     * 0 when the clocks disagree.
+     */
+    readonly queueWaitMs: number
   }
   /** A handler returned. */
   'message:completed': {
@@ -37,7 +44,44 @@ export interface BrokerEvents {
   'message:rejected': { readonly message: Message; readonly error: unknown }
   /** A running handler's message ended cancelled, after a cancellation request. */
   'message:cancelled': { readonly message: Message }
-  'worker:started': { readonly workerId: string; readonly queues: readonly string[] }
+  /**
+   * A run ended, whatever its outcome: every `message:started` is followed
+   * by one `message:finished` (a `requeue` outcome means it was handed back
+   * without running, on pause or shutdown). A failure with `retryDelayMs`
+   * will be retried; one without is rejected.
+   */
+  'message:finished': {
+    readonly message: Message
+    readonly outcome: Outcome
+    readonly attempt: number
+    readonly durationMs: number
+    readonly workerId: string
+  }
+  /**
+   * Crash recovery put messages of dead or unregistered workers back in
+   * their queue (`state: 'queued'`), or cancelled them when a cancellation
+   * was requested (`state: 'cancelled'`).
+   */
+  'messages:recovered': {
+    readonly messages: readonly {
+      readonly id: string
+      readonly queue: string
+      readonly state: 'queued' | 'cancelled'
+    }[]
+  }
+  'worker:started': {
+    readonly workerId: string
+    readonly queues: readonly string[]
+    /** How many handlers it runs at once. */
+    readonly concurrency: number
+  }
+  /** A claim statement returned: `count` messages out of the `limit` asked for. */
+  'worker:claimed': {
+    readonly workerId: string
+    readonly count: number
+    readonly limit: number
+    readonly durationMs: number
+  }
   'worker:stopping': { readonly workerId: string }
   'worker:stopped': { readonly workerId: string }
   /** A worker hit an error it will retry (a lost connection, for example). */

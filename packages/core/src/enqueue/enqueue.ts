@@ -2,6 +2,7 @@ import type { Executor } from '@iddqueue/schema'
 import type { BrokerContext } from '../broker/broker-context.js'
 import { isConnectionError, wrapError } from '../broker/wrap-error.js'
 import type { Message } from '../message/message.js'
+import { encodeOptions } from '../message/message-codec.js'
 import type { EnqueueEvent } from '../plugin/middleware.js'
 import { claimDeduplicationKey } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
@@ -105,13 +106,33 @@ export async function writeMessages(
   transactional: boolean,
   skipExisting = transactional,
 ): Promise<void> {
-  const insert = () => insertMessages(core, entries, executor, skipExisting)
   const hooks = core.enqueueHooks
-  if (hooks.length === 0) return insert()
-  const event: EnqueueEvent = { messages: entries.map((e) => e.message), executor, transactional }
+  if (hooks.length === 0) return insertMessages(core, entries, executor, skipExisting)
+  let added: Record<string, unknown> | undefined
+  const event: EnqueueEvent = {
+    messages: entries.map((e) => e.message),
+    executor,
+    transactional,
+    addOptions(options) {
+      added = { ...added, ...options }
+    },
+  }
+  const insert = () =>
+    insertMessages(core, added ? withOptions(entries, added) : entries, executor, skipExisting)
   const run = (index: number): Promise<void> =>
     index === hooks.length ? insert() : hooks[index]!(event, () => run(index + 1))
   return run(0)
+}
+
+/** The entries with `added` options, where a message does not set them itself. */
+function withOptions(
+  entries: readonly PreparedEntry[],
+  added: Readonly<Record<string, unknown>>,
+): PreparedEntry[] {
+  return entries.map((entry) => {
+    const options = { ...added, ...entry.message.options }
+    return { ...entry, optionsJson: encodeOptions(options) }
+  })
 }
 
 /**

@@ -122,18 +122,33 @@ export async function recover(
 ): Promise<number> {
   const staleAfterMs = positive('staleAfterMs', options.staleAfterMs, DEFAULT_STALE_AFTER_MS)
   try {
-    const dead = await core.executor.query(core.statements.recover, [
+    const dead = await core.executor.query<RecoveredRow>(core.statements.recover, [
       staleAfterMs,
       core.statements.wakeChannel,
     ])
+    reportRecovered(core, dead)
     if (options.orphans === false) return dead.length
-    const orphans = await core.executor.query(core.statements.recoverOrphans, [
+    const orphans = await core.executor.query<RecoveredRow>(core.statements.recoverOrphans, [
       core.statements.wakeChannel,
     ])
+    reportRecovered(core, orphans)
     return dead.length + orphans.length
   } catch (error) {
     throw wrapError(error, 'recover messages')
   }
+}
+
+interface RecoveredRow {
+  readonly id: string
+  readonly queue: string
+  readonly state: 'queued' | 'cancelled'
+}
+
+function reportRecovered(core: BrokerContext, rows: readonly RecoveredRow[]): void {
+  if (rows.length === 0 || !core.events.has('messages:recovered')) return
+  core.events.emit('messages:recovered', {
+    messages: rows.map(({ id, queue, state }) => ({ id, queue, state })),
+  })
 }
 
 /** @internal Deletes queued messages of one queue or all. */

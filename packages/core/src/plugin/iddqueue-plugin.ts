@@ -1,6 +1,7 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Broker } from '../broker/broker.js'
+import type { BrokerEventListener, BrokerEventName } from '../broker/events.js'
 import type { Logger } from '../broker/logger.js'
 import type { Message, ResultOptions } from '../message/message.js'
 import type { Middleware } from './middleware.js'
@@ -59,6 +60,20 @@ export interface PluginContext {
   readonly listening: boolean
   /** Makes `message.result()` work. */
   provideResults(reader: ResultReader): void
+  /**
+   * Listens to a broker event, as `broker.on()` does. Returns a function
+   * that stops listening.
+   *
+   * @example
+   * const counter = (): IddqueuePlugin => ({
+   *   name: 'counter',
+   *   setup(context) {
+   *     let done = 0
+   *     return context.on('message:completed', () => done++)
+   *   },
+   * })
+   */
+  on<E extends BrokerEventName>(event: E, listener: BrokerEventListener<E>): () => void
 }
 
 /**
@@ -86,6 +101,16 @@ export interface IddqueuePlugin {
   readonly migrations?: readonly Migration[]
   /** Actor option keys this plugin owns; any other unknown key is refused. */
   readonly actorOptions?: readonly string[]
+  /**
+   * Message option keys a follow-up inherits from the message whose run
+   * sends it (a pipeline's next step, an `onSuccess`/`onFailure` callback),
+   * unless the follow-up sets them itself. The tracing plugin keeps a
+   * pipeline's creation context this way.
+   *
+   * @example
+   * const tenant = (): IddqueuePlugin => ({ name: 'tenant', inheritedOptions: ['tenant'] })
+   */
+  readonly inheritedOptions?: readonly string[]
   readonly middleware?: Middleware
   /**
    * Checks the options it owns when `broker.actor()` declares an actor, after

@@ -49,6 +49,21 @@ export interface EnqueueEvent {
   readonly executor: Executor
   /** True inside a caller's transaction: the write is not committed yet after `next()`. */
   readonly transactional: boolean
+  /**
+   * Adds message options to every message of this write that does not
+   * already have them, stored by the same statement as the messages. Call
+   * it before `next()`. The tracing plugin writes the producer's trace
+   * context this way.
+   *
+   * @example
+   * const stamp: Middleware = {
+   *   enqueue(event, next) {
+   *     event.addOptions({ sentBy: process.pid })
+   *     return next()
+   *   },
+   * }
+   */
+  addOptions(options: Readonly<Record<string, unknown>>): void
 }
 
 /**

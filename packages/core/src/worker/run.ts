@@ -71,12 +71,24 @@ export class Run implements ProcessEvent, SettleEntry {
 
   enqueueAfter(message: Message, options?: { readonly delayMs?: number }): void {
     const entry = prepareEntry(
-      message,
+      this.#inherit(message),
       options ?? {},
       this.core.maxPayloadBytes,
       `message for ${message.actor} after ${this.message.actor}`,
     )
     this.followUps = [...this.followUps, entry]
+  }
+
+  /** The follow-up with the option keys plugins want carried over from this run's message. */
+  #inherit(message: Message): Message {
+    let inherited: Record<string, unknown> | undefined
+    for (const key of this.core.inheritedOptions) {
+      if (key in this.message.options && !(key in message.options)) {
+        inherited ??= { ...message.options }
+        inherited[key] = this.message.options[key]
+      }
+    }
+    return inherited ? message.with({ options: inherited }) : message
   }
 
   messageFor(

@@ -1,0 +1,152 @@
+import { assertQueueName } from '@iddqueue/core'
+import {
+  MESSAGE_STATES,
+  type MessageState,
+  type Namespace,
+  type NamespaceOptions,
+} from '@iddqueue/schema'
+import { createQueryBuilder } from '@iddqueue/schema/kysely'
+import { sql } from 'kysely'
+import { resolveSource, type StatsSource } from './stats-source.js'
+
+/**
+ * One queue's messages: a count per stored state, plus the backlog as
+ * workers see it.
+ *
+ * @example
+ * const [emails] = await queueStats(broker, { queue: 'emails' })
+ * if (emails!.oldestReadyMs > 60_000) console.warn(`emails: ${emails!.ready} ready, oldest ${emails!.oldestReadyMs} ms`)
+ */
+export type QueueStats = { readonly queue: string } & Readonly<Record<MessageState, number>> & {
+    /** Queued and due: what a worker would claim now. */
+    readonly ready: number
+    /** Queued or consumed (prefetched) with an eta still in the future. */
+    readonly scheduled: number
+    /**
+     * Age of the oldest ready message, from the later of its last enqueue
+     * (send, retry, recovery) and its eta; 0 when none is ready.
+     */
+    readonly oldestReadyMs: number
+    /** Messages that ended `done` in the last minute (0 with `deleteOnSuccess`). */
+    readonly doneLastMinute: number
+    /** Messages that ended `done` in the last hour (0 with `deleteOnSuccess`). */
+    readonly doneLastHour: number
+  }
+
+/**
+ * Options of {@link queueStats}.
+ *
+ * @example
+ * const options: QueueStatsOptions = { queue: 'emails', namespace: { schema: 'app' } }
+ */
+export interface QueueStatsOptions {
+  /** One queue only; its snapshot is returned even when it holds nothing (all zeros). */
+  readonly queue?: string
+  /**
+   * The schema and prefix to read, for a database source. Default the
+   * default namespace; a broker source uses its own (a different one is refused).
+   */
+  readonly namespace?: Namespace | NamespaceOptions
+}
+
+type Row = { queue: string } & Record<
+  MessageState | 'ready' | 'scheduled' | 'done_minute' | 'done_hour',
+  string
+> & { oldest_ready_ms: number | null }
+
+/**
+ * A snapshot of every queue that holds messages (or of the one selected),
+ * in queue order, from one grouped scan of the messages table. Read-only.
+ *
+ * The scan covers retained finished rows too, so its cost grows with the
+ * retention (see docs/performance.md): it is meant for people, dashboards
+ * and scrapes every 15 seconds or more, not for a hot path.
+ *
+ * @example
+ * import { queueStats } from '@iddqueue/metrics'
+ *
+ * for (const s of await queueStats(broker)) {
+ *   console.log(s.queue, s.ready, s.scheduled, s.rejected, s.oldestReadyMs)
+ * }
+ * // From a plain postgres.js pool, in another namespace:
+ * const [one] = await queueStats(sql, { queue: 'emails', namespace: { schema: 'app' } })
+ */
+export async function queueStats(
+  source: StatsSource,
+  options: QueueStatsOptions = {},
+): Promise<QueueStats[]> {
+  const { queue } = options
+  if (queue !== undefined) assertQueueName(queue)
+  const { executor, ns } = resolveSource(source, options.namespace)
+  const now = sql<Date>`now()`
+  let query = createQueryBuilder(ns)
+    .selectFrom('messages')
+    .select((eb) => [
+      'queue',
+      ...MESSAGE_STATES.map((state) =>
+        eb.fn.countAll<string>().filterWhere('state', '=', state).as(state),
+      ),
+      eb.fn
+        .countAll<string>()
+        .filterWhere((f) => f.and([f('state', '=', 'queued'), f('eta', '<=', now)]))
+        .as('ready'),
+      eb.fn
+        .countAll<string>()
+        .filterWhere((f) => f.and([f('state', 'in', ['queued', 'consumed']), f('eta', '>', now)]))
+        .as('scheduled'),
+      eb.fn
+        .countAll<string>()
+        .filterWhere((f) =>
+          f.and([
+            f('state', '=', 'done'),
+            f('updated_at', '>', sql<Date>`now() - interval '1 minute'`),
+          ]),
+        )
+        .as('done_minute'),
+      eb.fn
+        .countAll<string>()
+        .filterWhere((f) =>
+          f.and([
+            f('state', '=', 'done'),
+            f('updated_at', '>', sql<Date>`now() - interval '1 hour'`),
+          ]),
+        )
+        .as('done_hour'),
+      // A message is ready since it was last queued (enqueue, retry, recovery) or its eta, the later.
+      sql<number | null>`(extract(epoch from now() - min(greatest(eta, updated_at))
+        filter (where state = 'queued' and eta <= now())) * 1000)::float8`.as('oldest_ready_ms'),
+    ])
+    .groupBy('queue')
+    .orderBy('queue')
+  if (queue !== undefined) query = query.where('queue', '=', queue)
+  const compiled = query.compile()
+  const rows = await executor.query<Row>(compiled.sql, compiled.parameters)
+  if (rows.length === 0 && queue !== undefined) return [emptyStats(queue)]
+  return rows.map((row) => ({
+    queue: row.queue,
+    ...(Object.fromEntries(MESSAGE_STATES.map((state) => [state, Number(row[state])])) as Record<
+      MessageState,
+      number
+    >),
+    ready: Number(row.ready),
+    scheduled: Number(row.scheduled),
+    oldestReadyMs: Math.max(0, Math.round(row.oldest_ready_ms ?? 0)),
+    doneLastMinute: Number(row.done_minute),
+    doneLastHour: Number(row.done_hour),
+  }))
+}
+
+function emptyStats(queue: string): QueueStats {
+  return {
+    queue,
+    ...(Object.fromEntries(MESSAGE_STATES.map((state) => [state, 0])) as Record<
+      MessageState,
+      number
+    >),
+    ready: 0,
+    scheduled: 0,
+    oldestReadyMs: 0,
+    doneLastMinute: 0,
+    doneLastHour: 0,
+  }
+}

@@ -1,0 +1,148 @@
+import { coreMigrations, type Executor, migrate, postgresJsExecutor } from '@iddqueue/schema'
+import { startTestDatabase } from '@iddqueue/testing'
+import postgres from 'postgres'
+import { Registry } from 'prom-client'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type MetricsServer, queueMetrics, serveMetrics } from '../src/index.js'
+import { insertRows, setupDatabase, uniqueQueue } from './helpers.js'
+
+const db = setupDatabase()
+const servers: MetricsServer[] = []
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close()
+})
+
+/** Parses Prometheus text exposition into `name{labels}` → value, and the `# TYPE` lines. */
+function parse(text: string) {
+  const samples = new Map<string, number>()
+  const types = new Map<string, string>()
+  for (const line of text.split('\n')) {
+    if (line.startsWith('# TYPE ')) {
+      const [, , name, type] = line.split(' ')
+      types.set(name!, type!)
+    } else if (line !== '' && !line.startsWith('#')) {
+      const at = line.lastIndexOf(' ')
+      samples.set(line.slice(0, at), Number(line.slice(at + 1)))
+    }
+  }
+  return { samples, types }
+}
+
+describe('queueMetrics', () => {
+  it('exports every gauge, metric by metric, from one query per scrape', async () => {
+    const queue = uniqueQueue('prom')
+    await insertRows(db.sql, queue, [
+      { state: 'queued', eta: '-1 minute', updated: '-90 seconds', count: 2 },
+      { state: 'queued', eta: '1 hour' },
+      { state: 'consumed', eta: '-1 second' },
+      { state: 'done', count: 3 },
+      { state: 'rejected' },
+      { state: 'cancelled' },
+    ])
+    const registry = new Registry()
+    const executor = postgresJsExecutor(db.sql)
+    let statements = 0
+    const counting: Executor = {
+      query: (text, params) => {
+        statements++
+        return executor.query(text, params)
+      },
+      transaction: (fn) => executor.transaction(fn),
+      inTransaction: false,
+    }
+    queueMetrics(counting, { registry, queue })
+    const server = await serveMetrics({ registry, port: 0 })
+    servers.push(server)
+
+    const response = await fetch(server.url)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toContain('text/plain')
+    const { samples, types } = parse(await response.text())
+    // One grouped statement for the four gauges, and one more for the next scrape.
+    expect(statements).toBe(1)
+    await registry.metrics()
+    expect(statements).toBe(2)
+
+    expect(types.get('iddqueue_queue_messages')).toBe('gauge')
+    for (const [state, n] of Object.entries({
+      queued: 3,
+      consumed: 1,
+      done: 3,
+      rejected: 1,
+      cancelled: 1,
+    })) {
+      expect(samples.get(`iddqueue_queue_messages{queue="${queue}",state="${state}"}`)).toBe(n)
+    }
+    expect(samples.get(`iddqueue_queue_ready{queue="${queue}"}`)).toBe(2)
+    expect(samples.get(`iddqueue_queue_scheduled{queue="${queue}"}`)).toBe(1)
+    const age = samples.get(`iddqueue_queue_oldest_ready_seconds{queue="${queue}"}`)!
+    expect(age).toBeGreaterThanOrEqual(60)
+    expect(age).toBeLessThan(300)
+    // No label other than queue and state.
+    for (const key of samples.keys())
+      expect(key).toMatch(/^iddqueue_queue_\w+\{queue="[^"]+"(,state="\w+")?\}$/)
+  })
+
+  it('drops a queue that no longer holds messages, and keeps a selected empty one at zero', async () => {
+    const queue = uniqueQueue('gone')
+    const selected = uniqueQueue('selected')
+    await insertRows(db.sql, queue, [{ state: 'queued' }])
+    const all = new Registry()
+    queueMetrics(db.sql, { registry: all })
+    const one = new Registry()
+    queueMetrics(db.sql, { registry: one, queue: selected })
+    expect(parse(await all.metrics()).samples.get(`iddqueue_queue_ready{queue="${queue}"}`)).toBe(1)
+    await db.sql`delete from iddqueue.messages where queue = ${queue}`
+    const after = parse(await all.metrics()).samples
+    expect([...after.keys()].some((key) => key.includes(queue))).toBe(false)
+    const zero = parse(await one.metrics()).samples
+    expect(zero.get(`iddqueue_queue_ready{queue="${selected}"}`)).toBe(0)
+    expect(zero.get(`iddqueue_queue_messages{queue="${selected}",state="queued"}`)).toBe(0)
+  })
+
+  it('fails the scrape when the database is unreachable instead of reporting zeros', async () => {
+    const unreachable = postgres('postgres://root@127.0.0.1:1/test', {
+      max: 1,
+      connect_timeout: 2,
+      onnotice: () => {},
+    })
+    try {
+      const registry = new Registry()
+      queueMetrics(unreachable, { registry })
+      await expect(registry.metrics()).rejects.toThrow()
+      const server = await serveMetrics({ registry, port: 0 })
+      servers.push(server)
+      const response = await fetch(server.url)
+      expect(response.status).toBe(500)
+      expect(await response.text()).toMatch(/^scrape failed: /)
+    } finally {
+      await unreachable.end()
+    }
+  })
+
+  it('fails the scrape once its own PostgreSQL is stopped', { timeout: 120_000 }, async () => {
+    // A server this test owns (never the shared one): up, scraped, stopped, scraped again.
+    const server = await startTestDatabase({ mode: 'embedded', log: () => {} })
+    const sql = postgres(server.url, { max: 1, connect_timeout: 2, onnotice: () => {} })
+    try {
+      await migrate(sql, { owners: [coreMigrations] })
+      await insertRows(sql, 'owned', [{ state: 'queued' }])
+      const registry = new Registry()
+      queueMetrics(sql, { registry })
+      expect(await registry.metrics()).toContain('iddqueue_queue_ready{queue="owned"} 1')
+      await server.stop()
+      await expect(registry.metrics()).rejects.toThrow()
+    } finally {
+      await sql.end({ timeout: 1 })
+      await server.stop()
+    }
+  })
+
+  it('refuses a bad port or host before listening, and answers 404 elsewhere', async () => {
+    await expect(serveMetrics({ port: 70_000 })).rejects.toThrow(/Invalid port 70000/)
+    await expect(serveMetrics({ host: '' })).rejects.toThrow(/Invalid host/)
+    const server = await serveMetrics({ registry: new Registry(), port: 0 })
+    servers.push(server)
+    expect((await fetch(server.url.replace('/metrics', '/other'))).status).toBe(404)
+  })
+})

@@ -31,6 +31,8 @@ describe('iddqueue CLI', () => {
     expect(await main(['--schema', 'cli_jobs', 'migrate'], cli)).toBe(0)
     expect(JSON.parse(io.stdout).applied).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
+      { owner: '@iddqueue/core', version: 2, name: 'reserved-claim' },
+      { owner: '@iddqueue/core', version: 3, name: 'message-progress' },
     ])
     const again = capture({ DATABASE_URL: database.url })
     expect(await main(['--schema', 'cli_jobs', 'migrate'], again.cli)).toBe(0)

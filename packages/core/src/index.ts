@@ -10,13 +10,11 @@ export {
 export { assertQueueName } from './actor/names.js'
 export { type Broker, createBroker } from './broker/broker.js'
 export type { BrokerOptions } from './broker/broker-options.js'
-export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './broker/events.js'
-export { consoleLogger, type LogFields, type Logger, type LogLevel } from './broker/logger.js'
-export { isConnectionError } from './broker/wrap-error.js'
 export { Group, type GroupResults } from './composition/group.js'
 export { type LastResult, MAX_COMPOSITION, Pipeline } from './composition/pipeline.js'
 export type { RunOptions } from './composition/run-options.js'
 export {
+  type DedupMode,
   type EnqueueEntry,
   type EnqueueManyOptions,
   type EnqueueOptions,
@@ -54,7 +52,18 @@ export { DEFAULT_MAX_PAYLOAD_BYTES, encodeJson } from './message/message-codec.j
 export { isUuid, uuid7 } from './message/uuid7.js'
 export { computeBackoff } from './middleware/backoff.js'
 export { currentMessage } from './middleware/current-message.js'
+export {
+  type BulkOptions,
+  DEFAULT_BULK_BATCH,
+  MAX_BULK_BATCH,
+} from './ops/bulk-filter.js'
 export type { CancellationStatus, CancelOptions, CancelResult } from './ops/cancel.js'
+export type { CancelManyOptions, CancelManyResult } from './ops/cancel-many.js'
+export type {
+  DeleteMessagesOptions,
+  DeleteMessagesResult,
+  TerminalState,
+} from './ops/delete-messages.js'
 export type {
   FailedMessage,
   FailedSummary,
@@ -64,9 +73,12 @@ export type {
   RetryFailedResult,
   ShowFailedOptions,
 } from './ops/failed.js'
+export type { GetMessageOptions, MessageInfo } from './ops/get-message.js'
 export { type JoinOptions, JoinTimeoutError } from './ops/join.js'
 export type { FlushOptions, PurgeOptions, PurgeResult, RecoverOptions } from './ops/maintenance.js'
 export type { PauseOptions, PauseResult } from './ops/pause.js'
+export type { RescheduleOptions, RescheduleResult } from './ops/reschedule.js'
+export type { RetryManyOptions, RetryManyResult } from './ops/retry-many.js'
 export type {
   IddqueuePlugin,
   PluginContext,
@@ -81,12 +93,13 @@ export type {
   ReviveEvent,
   SettledMessage,
   SettleEvent,
-} from './plugin/middleware.js'
+} from './plugin/middleware-interface.js'
 export { SetupLatch } from './plugin/setup-latch.js'
+export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runtime/events.js'
+export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
+export { isConnectionError } from './runtime/wrap-error.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
+export { MAX_PROGRESS_BYTES, PROGRESS_INTERVAL_MS } from './worker/progress-reporter.js'
 export type { Worker, WorkerState, WorkerStats } from './worker/worker.js'
-export {
-  DEFAULT_RETENTION_MS,
-  DEFAULT_STALE_AFTER_MS,
-  type WorkerOptions,
-} from './worker/worker-options.js'
+export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'
+export type { WorkerOptions } from './worker/worker-options.js'

@@ -8,10 +8,14 @@ const owners = [coreMigrations, { owner: '@iddqueue/results', migrations: result
 
 // Every test file gets a database cloned from this template, with core's
 // and the plugin's migrations applied in the default namespace.
+const fingerprint = createHash('sha256').update(generateInitSql({ owners })).digest('hex')
+
 export default createGlobalSetup({
   template: {
-    name: 'iddqueue_results_template',
-    fingerprint: createHash('sha256').update(generateInitSql({ owners })).digest('hex'),
+    // One template per schema version: helpers on other branches share this
+    // PostgreSQL, and a shared name let their runs rebuild it under ours.
+    name: `iddqueue_results_template_${fingerprint.slice(0, 12)}`,
+    fingerprint,
     async setup(url) {
       const sql = postgres(url, { max: 1, onnotice: () => {} })
       try {

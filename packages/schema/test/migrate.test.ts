@@ -39,7 +39,11 @@ describe('migrate', () => {
   it('creates the core tables and is a no-op the second time', async () => {
     const ns = namespace({ schema: 'mig_twice' })
     const first = await migrate(sql, { namespace: ns })
-    expect(first.applied).toEqual([{ owner: '@iddqueue/core', version: 1, name: 'core-tables' }])
+    expect(first.applied).toEqual([
+      { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
+      { owner: '@iddqueue/core', version: 2, name: 'reserved-claim' },
+      { owner: '@iddqueue/core', version: 3, name: 'message-progress' },
+    ])
     const before = await describeSchema(sql, ns)
     expect(Object.keys(before).sort()).toEqual([
       'attempts',
@@ -57,14 +61,16 @@ describe('migrate', () => {
     expect(await describeSchema(sql, ns)).toEqual(before)
     expect(await ledger('mig_twice')).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
+      { owner: '@iddqueue/core', version: 2, name: 'reserved-claim' },
+      { owner: '@iddqueue/core', version: 3, name: 'message-progress' },
     ])
   })
 
   it('leaves one consistent schema when four callers race', async () => {
     const ns = namespace({ schema: 'mig_race', prefix: 'r_' })
     const results = await Promise.all([1, 2, 3, 4].map(() => migrate(sql, { namespace: ns })))
-    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, 0, 1])
-    expect(await ledger('mig_race', 'r_')).toHaveLength(1)
+    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, 0, 3])
+    expect(await ledger('mig_race', 'r_')).toHaveLength(3)
     expect((await checkSchema(sql, { namespace: ns })).ok).toBe(true)
   })
 
@@ -91,8 +97,9 @@ describe('migrate', () => {
       owners: [coreMigrations, plugin],
       onMigration: (m) => seen.push(`${m.owner}#${m.version}`),
     })
-    expect(seen).toEqual(['@iddqueue/core#1', '@iddqueue/example#1', '@iddqueue/example#2'])
-    expect(result.applied).toHaveLength(3)
+    const core = coreMigrations.migrations.map((m) => `@iddqueue/core#${m.version}`)
+    expect(seen).toEqual([...core, '@iddqueue/example#1', '@iddqueue/example#2'])
+    expect(result.applied).toHaveLength(core.length + 2)
     expect((await describeSchema(sql, ns)).results?.columns).toEqual([
       'message_id uuid not null',
       'note text',

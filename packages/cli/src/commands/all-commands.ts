@@ -2,7 +2,9 @@ import type { Command } from '../command.js'
 import { cancelCommand } from './cancel-command.js'
 import { cancelStatusCommand } from './cancel-status-command.js'
 import { checkCommand } from './check-command.js'
+import { deleteCommand } from './delete-command.js'
 import { failedListCommand } from './failed-list-command.js'
+import { failedRetryCommand } from './failed-retry-command.js'
 import { failedShowCommand } from './failed-show-command.js'
 import { flushCommand } from './flush-command.js'
 import { historyListCommand } from './history-list-command.js'
@@ -24,6 +26,7 @@ import { scheduleNextCommand } from './schedule-next-command.js'
 import { scheduleShowCommand } from './schedule-show-command.js'
 import { scheduleUpdateCommand } from './schedule-update-command.js'
 import { schedulerCommand } from './scheduler-command.js'
+import { showCommand } from './show-command.js'
 import { sqlInitCommand } from './sql-init-command.js'
 import { sqlUpgradeCommand } from './sql-upgrade-command.js'
 import { statsCommand } from './stats-command.js'
@@ -35,11 +38,15 @@ export const SECTIONS: readonly {
   readonly commands: readonly Command[]
 }[] = [
   { title: 'schema', commands: [sqlInitCommand, sqlUpgradeCommand, migrateCommand, checkCommand] },
-  { title: 'inspection', commands: [statsCommand, failedListCommand, failedShowCommand] },
+  {
+    title: 'inspection',
+    commands: [statsCommand, showCommand, failedListCommand, failedShowCommand],
+  },
   {
     title: 'control',
     commands: [
       retryCommand,
+      failedRetryCommand,
       pauseCommand,
       resumeCommand,
       queueStatusCommand,
@@ -47,7 +54,7 @@ export const SECTIONS: readonly {
       cancelStatusCommand,
     ],
   },
-  { title: 'maintenance', commands: [purgeCommand, recoverCommand, flushCommand] },
+  { title: 'maintenance', commands: [purgeCommand, recoverCommand, flushCommand, deleteCommand] },
   { title: 'attempt history', commands: [historyListCommand, historyPurgeCommand] },
   {
     title: 'schedules',

@@ -29,6 +29,27 @@ export interface ActorContext<Args extends readonly unknown[] = readonly unknown
   /** Failed attempts so far that were retried. */
   readonly retries: number
   readonly signal: AbortSignal
+  /**
+   * Reports the handler's progress: a JSON value of at most 4,096 bytes
+   * (`MAX_PROGRESS_BYTES`), stored on the message and shown by
+   * `broker.getMessage()` and `iddqueue show`. Throttled: the first call
+   * writes at once, later ones at most once a second
+   * (`PROGRESS_INTERVAL_MS`), the last value of each second winning, and
+   * the last value is written with the outcome. Resolves once the value is
+   * written or scheduled. A value that is not JSON throws
+   * `InvalidPayloadError`, one too large `PayloadTooLargeError`. A retry
+   * clears it. Never fails the handler because the database is unreachable.
+   *
+   * @example
+   * broker.actor('import_rows', async (file: string, ctx: ActorContext) => {
+   *   const rows = await load(file)
+   *   for (const [i, row] of rows.entries()) {
+   *     await save(row)
+   *     await ctx.progress({ done: i + 1, total: rows.length })
+   *   }
+   * })
+   */
+  progress(value: unknown): Promise<void>
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Namespace, NamespaceOptions } from '@iddqueue/schema'
 import type { IddqueuePlugin } from '../plugin/iddqueue-plugin.js'
-import type { Middleware } from '../plugin/middleware.js'
-import type { Logger } from './logger.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
+import type { Logger } from '../runtime/logger.js'
 
 /**
  * How to reach PostgreSQL and what to load. Give exactly one of `url`, `sql`

@@ -39,6 +39,12 @@ import {
   cancel,
   cancellationStatus,
 } from '../ops/cancel.js'
+import { type CancelManyOptions, type CancelManyResult, cancelMany } from '../ops/cancel-many.js'
+import {
+  type DeleteMessagesOptions,
+  type DeleteMessagesResult,
+  deleteMessages,
+} from '../ops/delete-messages.js'
 import {
   type FailedMessage,
   type ListFailedOptions,
@@ -49,6 +55,7 @@ import {
   type ShowFailedOptions,
   showFailed,
 } from '../ops/failed.js'
+import { type GetMessageOptions, getMessage, type MessageInfo } from '../ops/get-message.js'
 import { type JoinOptions, join } from '../ops/join.js'
 import {
   type FlushOptions,
@@ -60,17 +67,24 @@ import {
   recover,
 } from '../ops/maintenance.js'
 import { type PauseOptions, type PauseResult, pause, pausedQueues, resume } from '../ops/pause.js'
+import {
+  type RescheduleOptions,
+  type RescheduleResult,
+  reschedule,
+  runNow,
+} from '../ops/reschedule.js'
+import { type RetryManyOptions, type RetryManyResult, retryMany } from '../ops/retry-many.js'
 import type { ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { openConnection } from '../runtime/connection.js'
+import { type BrokerEventListener, type BrokerEventName, EventBus } from '../runtime/events.js'
+import { Listener } from '../runtime/listener.js'
+import { consoleLogger } from '../runtime/logger.js'
 import { statements } from '../sql/statements.js'
 import { createWorker, type Worker } from '../worker/worker.js'
 import type { WorkerOptions } from '../worker/worker-options.js'
-import type { BrokerContext } from './broker-context.js'
 import type { BrokerOptions } from './broker-options.js'
-import { openConnection } from './connection.js'
-import { type BrokerEventListener, type BrokerEventName, EventBus } from './events.js'
-import { Listener } from './listener.js'
-import { consoleLogger } from './logger.js'
 
 /**
  * The entry point: declares actors, sends messages, runs workers and
@@ -545,18 +559,102 @@ export class Broker {
 
   /**
    * Puts a rejected message back in its queue now, atomically: same id,
-   * actor, arguments, options and priority; retries, failure and eta reset.
-   * Plugins clear what they kept of the old run (the results plugin, the old
-   * result) in the same transaction. Concurrent calls have one winner.
-   * `busy` means a worker is still recording the rejection: try again.
-   * Retrying does not undo side effects of the failed attempts.
+   * actor, arguments, options and priority; retries, failure, progress and
+   * eta reset. Plugins clear what they kept of the old run (the results
+   * plugin, the old result) in the same transaction. Concurrent calls have
+   * one winner. `busy` means a worker is still recording the rejection: try
+   * again. Retrying does not undo side effects of the failed attempts.
+   *
+   * With a filter instead of an id, retries every rejected message that
+   * matches (`queue`, `actor`, `failedBefore`, `errorType`; none: all), in
+   * batches of `batchSize` (default 1,000), each its own short transaction
+   * that skips rows another call holds, so every message is retried by one
+   * call and at most once by it. Only messages rejected when the call
+   * starts are retried. Returns how many; `dryRun` only counts.
    *
    * @example
    * const { status } = await broker.retryFailed(id) // 'retried' | 'missing' | 'not-rejected' | 'busy'
+   *
+   * const { retried: wouldRetry } = await broker.retryFailed({ queue: 'emails', dryRun: true })
+   * const { retried } = await broker.retryFailed({ queue: 'emails', errorType: 'SmtpTimeout' })
    */
-  retryFailed(id: string): Promise<RetryFailedResult> {
+  retryFailed(id: string): Promise<RetryFailedResult>
+  retryFailed(filter: RetryManyOptions): Promise<RetryManyResult>
+  retryFailed(target: string | RetryManyOptions): Promise<RetryFailedResult | RetryManyResult> {
     this.#core.assertOpen()
-    return retryFailed(this.#core, id)
+    if (typeof target === 'object' && target !== null) return retryMany(this.#core, target)
+    return retryFailed(this.#core, target)
+  }
+
+  /**
+   * Cancels every queued or running message that matches (`queue`, `actor`,
+   * `state`; none: all of the namespace) and was enqueued when the call
+   * starts, in batches of `batchSize` (default 1,000), each one short
+   * statement. Queued messages become `cancelled`; claimed ones are flagged
+   * and their workers told, as `cancel()` does for one (`requested`). It
+   * does not wait for workers' answers. `dryRun` only counts.
+   *
+   * @example
+   * const { cancelled, requested } = await broker.cancelMany({ queue: 'reports' })
+   */
+  cancelMany(options: CancelManyOptions = {}): Promise<CancelManyResult> {
+    this.#core.assertOpen()
+    return cancelMany(this.#core, options)
+  }
+
+  /**
+   * Deletes finished (done, rejected, cancelled) messages that match
+   * (`queue`, `actor`, `state`, `finishedBefore`; none: all of the
+   * namespace), in batches of `batchSize` (default 1,000), each one short
+   * statement. Queued and running messages are never deleted. `dryRun`
+   * only counts.
+   *
+   * @example
+   * const { deleted } = await broker.deleteMessages({ queue: 'emails', state: 'rejected' })
+   */
+  deleteMessages(options: DeleteMessagesOptions = {}): Promise<DeleteMessagesResult> {
+    this.#core.assertOpen()
+    return deleteMessages(this.#core, options)
+  }
+
+  /**
+   * One message in any state: state, attempts, retries, progress, last
+   * failure and timestamps; undefined when missing. Arguments, options and
+   * the failure's stack only with `{ payload: true }`.
+   *
+   * @example
+   * const info = await broker.getMessage(message.id)
+   * console.log(info?.state, info?.attempts, info?.progress)
+   */
+  getMessage(id: string, options: GetMessageOptions = {}): Promise<MessageInfo | undefined> {
+    this.#core.assertOpen()
+    return getMessage(this.#core, id, options)
+  }
+
+  /**
+   * Changes when a queued message may start (`eta`, or `delayMs` from now)
+   * and its priority. A message a worker holds, or that finished, is left
+   * alone (`not-queued`); `missing` when there is no such message.
+   *
+   * @example
+   * const { status } = await broker.reschedule(id, { delayMs: 60_000, priority: -1 })
+   */
+  reschedule(id: string, options: RescheduleOptions): Promise<RescheduleResult> {
+    this.#core.assertOpen()
+    return reschedule(this.#core, id, options)
+  }
+
+  /**
+   * Makes a delayed message ready now (`promoted`) and wakes its workers;
+   * `ready` when it was already due, `not-queued` when a worker holds it or
+   * it finished, `missing` when there is no such message.
+   *
+   * @example
+   * const { status } = await broker.runNow(id) // 'promoted'
+   */
+  runNow(id: string): Promise<RescheduleResult> {
+    this.#core.assertOpen()
+    return runNow(this.#core, id)
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 
 /**
  * @internal How many of the messages `ids` are done (one primary-key lookup

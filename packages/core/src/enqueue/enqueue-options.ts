@@ -30,7 +30,37 @@ export interface EnqueueOptions {
   readonly dedupKey?: string
   /** How long the key stays live, in ms (PostgreSQL's clock). Required with `dedupKey`. */
   readonly dedupTtlMs?: number
+  /**
+   * What a send with a live `dedupKey` does. `'keep'` (the default) returns
+   * the original message and writes nothing. `'replace'` debounces: if the
+   * message holding the key is still queued, its actor, arguments, options,
+   * priority and eta become this send's (it keeps its id and enqueue time);
+   * if it has started (or finished, or is gone), this send stores a new
+   * message that takes the key over. Either way the key's TTL restarts.
+   *
+   * @example
+   * // Reindex a document 5 s after its last edit, once, with the last edit's args.
+   * await reindex.sendWithOptions({
+   *   args: [docId, revision],
+   *   delayMs: 5_000,
+   *   dedupKey: `reindex:${docId}`,
+   *   dedupTtlMs: 3_600_000,
+   *   dedupMode: 'replace',
+   * })
+   */
+  readonly dedupMode?: DedupMode
 }
+
+/**
+ * How a send with a live deduplication key behaves: `'keep'` returns the
+ * original message (the default), `'replace'` debounces (see
+ * {@link EnqueueOptions.dedupMode}).
+ *
+ * @example
+ * const mode: DedupMode = 'replace'
+ * await search.sendWithOptions({ args: ['q'], dedupKey: 'search', dedupTtlMs: 60_000, dedupMode: mode })
+ */
+export type DedupMode = 'keep' | 'replace'
 
 /**
  * Options of a single send.
@@ -109,7 +139,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
   const fail = (text: string): never => {
     throw new InvalidOptionError(`${where}: ${text}`)
   }
-  const { delayMs, eta, priority, dedupKey, dedupTtlMs } = options
+  const { delayMs, eta, priority, dedupKey, dedupTtlMs, dedupMode } = options
   if (
     delayMs !== undefined &&
     (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)
@@ -137,6 +167,12 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
     fail(
       `invalid priority ${String(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
     )
+  }
+  if (dedupMode !== undefined) {
+    if (dedupMode !== 'keep' && dedupMode !== 'replace') {
+      fail(`invalid dedupMode ${JSON.stringify(dedupMode)}: expected 'keep' or 'replace'`)
+    }
+    if (dedupKey === undefined) fail(`dedupMode ${dedupMode} needs a dedupKey`)
   }
   if (dedupKey !== undefined || dedupTtlMs !== undefined) {
     if (

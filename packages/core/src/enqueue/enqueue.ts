@@ -1,10 +1,10 @@
 import type { Executor } from '@iddqueue/schema'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { isConnectionError, wrapError } from '../broker/wrap-error.js'
 import type { Message } from '../message/message.js'
 import { encodeOptions } from '../message/message-codec.js'
-import type { EnqueueEvent } from '../plugin/middleware.js'
-import { claimDeduplicationKey } from './deduplicate.js'
+import type { EnqueueEvent } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { isConnectionError, wrapError } from '../runtime/wrap-error.js'
+import { claimDeduplicationKey, mergedEntry, storedMessage } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
 import type { PreparedEntry } from './prepared-entry.js'
 
@@ -165,18 +165,53 @@ async function writeEntries(
   const returned = await executor.transaction(async (tx) => {
     published.length = 0
     const originals = new Map<PreparedEntry, Message>()
+    // The entry written for each key this batch stores, and the entries
+    // that share it: a later entry with the same key never reaches SQL (the
+    // row it would read or replace is not written yet).
+    const writers = new Map<string, { written: PreparedEntry; members: PreparedEntry[] }>()
+    const writtenFor = new Map<PreparedEntry, PreparedEntry>()
     // Keys are claimed in one order everywhere (queue, then key), so two
     // batches claiming the same keys in different input orders wait for each
     // other instead of deadlocking. The sort is stable: of two entries with
     // the same key, the first in the batch claims it.
     const claims = entries.filter((entry) => entry.dedup).sort(byQueueAndKey)
     for (const entry of claims) {
+      const slot = `${entry.message.queue}\u0000${entry.dedup!.key}`
+      const writer = writers.get(slot)
+      if (writer) {
+        if (entry.dedup!.replace) writer.written = mergedEntry(entry, writer.written.message.id)
+        writer.members.push(entry)
+        continue
+      }
       const original = await claimDeduplicationKey(tx, core.statements, core.host, entry)
       if (original) originals.set(entry, original)
+      else writers.set(slot, { written: entry, members: [entry] })
     }
-    for (const entry of entries) if (!originals.has(entry)) published.push(entry)
+    for (const [slot, writer] of writers) {
+      for (const member of writer.members) writtenFor.set(member, writer.written)
+      if (writer.written === writer.members[0]) continue
+      // A later entry of the batch replaced the first: the key describes it.
+      const key = slot.slice(slot.indexOf('\u0000') + 1)
+      await tx.query(core.statements.repointDeduplicationKey, [
+        writer.written.message.queue,
+        key,
+        writer.written.message.id,
+        storedMessage(writer.written),
+        writer.written.dedup!.ttlMs,
+      ])
+    }
+    // Each written entry once, at the place of the first entry that shares it.
+    const seen = new Set<PreparedEntry>()
+    for (const entry of entries) {
+      if (originals.has(entry)) continue
+      const written = writtenFor.get(entry) ?? entry
+      if (!seen.has(written)) {
+        seen.add(written)
+        published.push(written)
+      }
+    }
     if (published.length > 0) await write(tx, published)
-    return entries.map((entry) => originals.get(entry) ?? entry.message)
+    return entries.map((entry) => originals.get(entry) ?? (writtenFor.get(entry) ?? entry).message)
   })
   return { returned, published }
 }

@@ -11,7 +11,9 @@ export interface PreparedEntry {
   readonly optionsJson: string
   readonly delayMs: number | null
   readonly etaMs: number | null
-  readonly dedup: { readonly key: string; readonly ttlMs: number } | undefined
+  readonly dedup:
+    | { readonly key: string; readonly ttlMs: number; readonly replace: boolean }
+    | undefined
 }
 
 const EMPTY_OPTIONS = '{}'
@@ -62,7 +64,11 @@ export function prepareEntry(
       dedup:
         options.dedupKey === undefined
           ? undefined
-          : { key: options.dedupKey, ttlMs: options.dedupTtlMs as number },
+          : {
+              key: options.dedupKey,
+              ttlMs: options.dedupTtlMs as number,
+              replace: options.dedupMode === 'replace',
+            },
     }
   } catch (error) {
     throw withContext(error, where)

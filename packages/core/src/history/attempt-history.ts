@@ -1,12 +1,12 @@
 import { type AttemptOutcome, type Executor, InvalidOptionError } from '@iddqueue/schema'
-import type { Logger } from '../broker/logger.js'
-import { wrapError } from '../broker/wrap-error.js'
 import type { Message } from '../message/message.js'
 import { isUuid, uuid7 } from '../message/uuid7.js'
 import { pageLimit } from '../ops/failed.js'
 import type { PluginContext } from '../plugin/iddqueue-plugin.js'
-import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
 import { SetupLatch } from '../plugin/setup-latch.js'
+import type { Logger } from '../runtime/logger.js'
+import { wrapError } from '../runtime/wrap-error.js'
 import {
   finishAttemptsSql,
   listAttemptsSql,

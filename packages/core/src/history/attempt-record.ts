@@ -1,6 +1,6 @@
 import type { AttemptOutcome } from '@iddqueue/schema'
 import type { IddqueuePlugin } from '../plugin/iddqueue-plugin.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
 
 /**
  * How an attempt ended; `incomplete` while it runs, or when its worker died or gave up on it.

@@ -1,5 +1,5 @@
 import { AgeLimitExceeded } from '../errors.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
 
 /**
  * @internal Rejects, without running it, a message older than its actor's

@@ -1,5 +1,5 @@
 import { withContext } from '../errors.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
 import { describeError } from '../worker/failure-record.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { ProcessEvent } from '../plugin/middleware.js'
+import type { ProcessEvent } from '../plugin/middleware-interface.js'
 
 /** setTimeout's longest delay; a later deadline is looked at again then. */
 const MAX_DELAY_MS = 2_147_483_647

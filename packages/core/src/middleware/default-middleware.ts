@@ -1,4 +1,4 @@
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
 import { ageLimit } from './age-limit.js'
 import { callbacks } from './callbacks.js'
 import { currentMessageMiddleware } from './current-message.js'

@@ -1,5 +1,5 @@
 import type { EncodedMessage } from '../message/message.js'
-import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
 
 /** Message option holding a pipeline's remaining steps. */
 export const PIPELINE_OPTION = 'pipeline'

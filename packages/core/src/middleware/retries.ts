@@ -1,5 +1,5 @@
 import { Retry } from '../errors.js'
-import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
 import { computeBackoff } from './backoff.js'
 
 /**

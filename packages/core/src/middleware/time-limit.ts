@@ -1,5 +1,5 @@
 import { TimeLimitExceeded } from '../errors.js'
-import type { Middleware } from '../plugin/middleware.js'
+import type { Middleware } from '../plugin/middleware-interface.js'
 import { expire } from '../worker/process-chain.js'
 import { Deadlines } from './deadlines.js'
 

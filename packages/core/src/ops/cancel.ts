@@ -1,8 +1,8 @@
 import type { MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { isUuid } from '../message/uuid7.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 import { formatControl, onControl } from './control.js'
 
 /**

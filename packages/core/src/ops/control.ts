@@ -1,4 +1,4 @@
-import type { BrokerContext } from '../broker/broker-context.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 
 /**
  * @internal What travels on the namespace's control channel. Payloads are

@@ -1,10 +1,10 @@
 import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
 import { isUuid } from '../message/uuid7.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 
 /**
  * The failure of a listed message: its error type, text, time and attempt, without the stack.
@@ -265,6 +265,7 @@ export async function retryFailed(core: BrokerContext, id: string): Promise<Retr
       state: 'queued',
       retries: 0,
       failure: null,
+      progress: null,
       eta: (eb) => eb.fn<Date>('now'),
       worker_id: null,
       cancel_requested: false,

@@ -1,7 +1,7 @@
 import { IddqueueError } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 
 /**
  * Options of `broker.join()`.

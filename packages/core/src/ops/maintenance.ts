@@ -1,8 +1,8 @@
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
 import { InvalidOptionError } from '../errors.js'
-import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-options.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
+import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-defaults.js'
 
 /**
  * Options of `broker.purge()`.
@@ -138,13 +138,15 @@ export async function recover(
   }
 }
 
-interface RecoveredRow {
+/** @internal A row the recover statements return. */
+export interface RecoveredRow {
   readonly id: string
   readonly queue: string
   readonly state: 'queued' | 'cancelled'
 }
 
-function reportRecovered(core: BrokerContext, rows: readonly RecoveredRow[]): void {
+/** @internal Emits `messages:recovered` for rows crash recovery put back. */
+export function reportRecovered(core: BrokerContext, rows: readonly RecoveredRow[]): void {
   if (rows.length === 0 || !core.events.has('messages:recovered')) return
   core.events.emit('messages:recovered', {
     messages: rows.map(({ id, queue, state }) => ({ id, queue, state })),

@@ -1,6 +1,6 @@
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
-import { wrapError } from '../broker/wrap-error.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { wrapError } from '../runtime/wrap-error.js'
 import { formatControl, onControl } from './control.js'
 
 /**

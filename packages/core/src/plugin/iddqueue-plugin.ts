@@ -1,10 +1,10 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Broker } from '../broker/broker.js'
-import type { BrokerEventListener, BrokerEventName } from '../broker/events.js'
-import type { Logger } from '../broker/logger.js'
 import type { Message, ResultOptions } from '../message/message.js'
-import type { Middleware } from './middleware.js'
+import type { BrokerEventListener, BrokerEventName } from '../runtime/events.js'
+import type { Logger } from '../runtime/logger.js'
+import type { Middleware } from './middleware-interface.js'
 
 /**
  * Undoes a plugin's setup when the broker closes.

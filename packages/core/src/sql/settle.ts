@@ -37,14 +37,17 @@ function heldBy(worker: string): string {
  * marked `done` (and still returned as `done`). Returns the rows that
  * changed.
  *
+ * A retry clears the progress the failed attempt reported; otherwise the
+ * last progress the attempt reported (if any) is written with its outcome.
+ *
  * Parameters: ids, target states, delays in ms (null keeps the eta),
  * retry increments, failure JSON (null keeps the stored one; cleared on
- * done), worker id.
+ * done), worker id, progress JSON (null keeps the stored one).
  */
 export function settleSql(ns: Namespace, deleteOnSuccess: boolean): string {
   const messages = ns.table('messages')
-  const outcomes = `unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[])
-    as s(id, state, delay_ms, retried, failure)`
+  const outcomes = `unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[], $7::text[])
+    as s(id, state, delay_ms, retried, failure, progress)`
   const held = `m.id = s.id and m.id = any($1::uuid[]) and ${heldBy('$6')} and ${ASYNC_COMMIT}`
   const update = (only: string) => `update ${messages} m
    set state = case when m.cancel_requested and s.state = 'queued' then 'cancelled' else s.state end,
@@ -53,6 +56,8 @@ export function settleSql(ns: Namespace, deleteOnSuccess: boolean): string {
        retries = m.retries + s.retried,
        failure = case when s.state = 'done' then null else coalesce(s.failure::jsonb, m.failure) end,
        worker_id = case when s.state = 'queued' then null else m.worker_id end,
+       progress = case when s.retried > 0 then null
+                       when s.progress is not null then s.progress::jsonb else m.progress end,
        updated_at = now()
   from ${outcomes}
  where ${held}${only}

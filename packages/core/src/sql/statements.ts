@@ -4,6 +4,9 @@ import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-dedup
 import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
+import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
+import { reportProgressSql } from './report-progress.js'
+import { rescuerLeadSql } from './rescuer-lead.js'
 import { ackSql, dropCancelledSql, settleSql } from './settle.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
@@ -17,6 +20,9 @@ export interface Statements {
   readonly insertSkippingExisting: InsertStatements
   readonly claimDeduplicationKey: string
   readonly readDeduplicationKey: string
+  readonly replaceQueued: string
+  readonly reportProgress: string
+  readonly repointDeduplicationKey: string
   readonly claimOne: string
   readonly claimMany: string
   readonly nextEtaOne: string
@@ -31,6 +37,7 @@ export interface Statements {
   readonly deregisterWorker: string
   readonly recover: string
   readonly recoverOrphans: string
+  readonly rescuerLead: string
   readonly wakeQueues: string
   readonly purgeMessages: string
   readonly purgeDeduplication: string
@@ -60,6 +67,9 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     insertSkippingExisting: insertStatements(ns, true),
     claimDeduplicationKey: claimDeduplicationKeySql(ns),
     readDeduplicationKey: readDeduplicationKeySql(ns),
+    replaceQueued: replaceQueuedSql(ns),
+    reportProgress: reportProgressSql(ns),
+    repointDeduplicationKey: repointDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),
     claimMany: claimSql(ns, 2),
     nextEtaOne: nextEtaSql(ns, 1),
@@ -74,6 +84,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     deregisterWorker: deregisterWorkerSql(ns),
     recover: recoverSql(ns),
     recoverOrphans: recoverOrphansSql(ns),
+    rescuerLead: rescuerLeadSql(ns),
     wakeQueues: 'select count(pg_notify($1, queue))::int as woken from unnest($2::text[]) as queue',
     purgeMessages: purgeMessagesSql(ns),
     purgeDeduplication: purgeDeduplicationSql(ns),

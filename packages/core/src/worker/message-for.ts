@@ -1,8 +1,8 @@
 import { type ActorReference, referenceName } from '../actor/actor-options.js'
 import { assertName } from '../actor/names.js'
-import type { BrokerContext } from '../broker/broker-context.js'
 import { Message } from '../message/message.js'
 import { uuid7 } from '../message/uuid7.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 
 /** Options of {@link messageFor}. */
 export interface MessageForOptions {

@@ -1,6 +1,6 @@
 import type { ActorContext } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
-import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Middleware, Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
 import type { Run } from './run.js'
 
 /** @internal Runs one message through an actor's middleware to its handler. */
@@ -35,6 +35,8 @@ function argumentsFor(event: ProcessEvent): unknown[] {
     get signal() {
       return event.signal
     },
+    progress: (value: unknown) =>
+      (event as Partial<Run>).reportProgress?.(value) ?? Promise.resolve(),
   } satisfies ActorContext)
   return call
 }

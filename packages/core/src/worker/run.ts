@@ -1,12 +1,13 @@
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { ActorReference } from '../actor/actor-options.js'
-import type { BrokerContext } from '../broker/broker-context.js'
 import { type PreparedEntry, prepareEntry } from '../enqueue/prepared-entry.js'
 import { Message } from '../message/message.js'
-import type { Outcome, ProcessEvent } from '../plugin/middleware.js'
+import type { Outcome, ProcessEvent } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 import type { Delivery } from './delivery.js'
 import { type MessageForOptions, messageFor } from './message-for.js'
-import type { SettleEntry } from './settle.js'
+import { ProgressReporter } from './progress-reporter.js'
+import type { SettleEntry } from './settle-batch.js'
 
 const NO_FOLLOW_UPS: readonly PreparedEntry[] = Object.freeze([])
 const PENDING: Outcome = Object.freeze({ kind: 'requeue' })
@@ -38,6 +39,7 @@ export class Run implements ProcessEvent, SettleEntry {
   /** The worker's slot this run occupies while it runs (see `RunSlots`), else -1. */
   slot = -1
   #controller: AbortController | undefined = undefined
+  #progress: ProgressReporter | undefined = undefined
 
   constructor(
     private readonly core: BrokerContext,
@@ -67,6 +69,22 @@ export class Run implements ProcessEvent, SettleEntry {
   abort(reason: unknown): void {
     this.#controller ??= new AbortController()
     this.#controller.abort(reason)
+  }
+
+  /** `ctx.progress(value)`: throttled, size-limited, written while the attempt runs. */
+  reportProgress(value: unknown): Promise<void> {
+    this.#progress ??= new ProgressReporter(this.core, this.message.id, this.workerId)
+    return this.#progress.report(value)
+  }
+
+  /** The attempt ended: no more progress writes; the settle writes {@link progress}. */
+  endProgress(): void {
+    this.#progress?.stop()
+  }
+
+  /** The last progress reported, as JSON, for the settle. */
+  get progress(): string | undefined {
+    return this.#progress?.latest
   }
 
   enqueueAfter(message: Message, options?: { readonly delayMs?: number }): void {

@@ -1,6 +1,6 @@
-import type { BrokerContext } from '../broker/broker-context.js'
-import { isConnectionError } from '../broker/wrap-error.js'
-import { type SettleEntry, settleBatch } from './settle.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
+import { isConnectionError } from '../runtime/wrap-error.js'
+import { type SettleEntry, settleBatch } from './settle-batch.js'
 
 const MAX_IN_FLIGHT = 2
 const MAX_ENTRY_FAILURES = 3

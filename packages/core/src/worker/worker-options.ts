@@ -1,5 +1,6 @@
 import { assertName } from '../actor/names.js'
 import { InvalidOptionError } from '../errors.js'
+import { WORKER_DEFAULTS as D } from './worker-defaults.js'
 
 /**
  * How a worker runs. Every field has a default suited to production.
@@ -53,21 +54,6 @@ export interface ResolvedWorkerOptions {
   readonly settleBatchSize: number
 }
 
-/**
- * Default of {@link WorkerOptions.staleAfterMs}, also used by `broker.recover()`.
- *
- * @example
- * await broker.recover({ staleAfterMs: DEFAULT_STALE_AFTER_MS * 5 })
- */
-export const DEFAULT_STALE_AFTER_MS = 6_000
-/**
- * Default retention of finished messages: 30 days.
- *
- * @example
- * const worker = broker.worker({ retentionMs: DEFAULT_RETENTION_MS / 10 }) // 3 days
- */
-export const DEFAULT_RETENTION_MS = 30 * 24 * 3600 * 1000
-
 function positive(name: string, value: unknown, fallback: number, min = 1): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
@@ -95,10 +81,10 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const heartbeatIntervalMs = positive(
     'heartbeatIntervalMs',
     options.heartbeatIntervalMs,
-    2_000,
+    D.heartbeatIntervalMs,
     10,
   )
-  const staleAfterMs = positive('staleAfterMs', options.staleAfterMs, DEFAULT_STALE_AFTER_MS, 10)
+  const staleAfterMs = positive('staleAfterMs', options.staleAfterMs, D.staleAfterMs, 10)
   if (staleAfterMs < heartbeatIntervalMs * 2) {
     throw new InvalidOptionError(
       `Invalid worker options: staleAfterMs (${staleAfterMs}) must be at least twice heartbeatIntervalMs (${heartbeatIntervalMs})`,
@@ -107,17 +93,22 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const purgeIntervalMs =
     options.purgeIntervalMs === false
       ? false
-      : positive('purgeIntervalMs', options.purgeIntervalMs, 3_600_000, 10)
+      : positive('purgeIntervalMs', options.purgeIntervalMs, D.purgeIntervalMs, 10)
   return {
     queues: options.queues ? [...new Set(options.queues)] : undefined,
-    concurrency: positive('concurrency', options.concurrency, 10),
+    concurrency: positive('concurrency', options.concurrency, D.concurrency),
     prefetch,
-    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs, 5_000, 10),
-    shutdownTimeoutMs: positive('shutdownTimeoutMs', options.shutdownTimeoutMs, 30_000, 0),
+    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs, D.pollIntervalMs, 10),
+    shutdownTimeoutMs: positive(
+      'shutdownTimeoutMs',
+      options.shutdownTimeoutMs,
+      D.shutdownTimeoutMs,
+      0,
+    ),
     heartbeatIntervalMs,
     staleAfterMs,
     purgeIntervalMs,
-    retentionMs: positive('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS),
-    settleBatchSize: positive('settleBatchSize', options.settleBatchSize, 1_000),
+    retentionMs: positive('retentionMs', options.retentionMs, D.retentionMs),
+    settleBatchSize: positive('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
   }
 }

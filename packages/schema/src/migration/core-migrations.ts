@@ -76,6 +76,20 @@ function createCoreTables(ns: Namespace): string[] {
 }
 
 /**
+ * Version 2 is reserved for the claim branch's ready-index layout (see
+ * /work/wt/NOTES.md); until it lands this placeholder keeps the versions
+ * consecutive. When merging the claim branch, its version 2 replaces this.
+ */
+function reservedForClaim(): string[] {
+  return []
+}
+
+/** Version 3: the progress a running handler reports (`ctx.progress()`, `broker.getMessage()`). */
+function addProgress(ns: Namespace): string[] {
+  return [`alter table ${ns.table('messages')} add column progress jsonb`]
+}
+
+/**
  * The migrations of `@iddqueue/core`: messages (with its partial index over
  * ready rows), deduplication, queue_control, workers and attempts.
  *
@@ -84,5 +98,9 @@ function createCoreTables(ns: Namespace): string[] {
  */
 export const coreMigrations: MigrationSet = Object.freeze({
   owner: '@iddqueue/core',
-  migrations: Object.freeze([{ version: 1, name: 'core-tables', up: createCoreTables }]),
+  migrations: Object.freeze([
+    { version: 1, name: 'core-tables', up: createCoreTables },
+    { version: 2, name: 'reserved-claim', up: reservedForClaim },
+    { version: 3, name: 'message-progress', up: addProgress },
+  ]),
 })

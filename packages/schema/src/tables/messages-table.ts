@@ -78,4 +78,6 @@ export interface MessagesTable {
   started_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
   cancel_requested: Generated<boolean>
   failure: ColumnType<FailureRecord | null, string | null | undefined, string | null>
+  /** The last value the running handler reported with `ctx.progress()`; cleared on retry. */
+  progress: ColumnType<unknown, string | null | undefined, string | null>
 }

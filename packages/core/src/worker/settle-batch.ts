@@ -1,9 +1,9 @@
 import type { FailureRecord, MessageState } from '@iddqueue/schema'
-import type { BrokerContext } from '../broker/broker-context.js'
 import { writeMessages } from '../enqueue/enqueue.js'
 import type { PreparedEntry } from '../enqueue/prepared-entry.js'
 import type { Message } from '../message/message.js'
-import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware.js'
+import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
+import type { BrokerContext } from '../runtime/broker-context.js'
 import { failureRecord } from './failure-record.js'
 
 /** @internal One outcome waiting to be written. */
@@ -13,6 +13,8 @@ export interface SettleEntry {
   readonly attempt: number
   /** Messages to send in the settle transaction, checked and encoded when they were asked for. */
   readonly followUps: readonly PreparedEntry[]
+  /** The last progress the attempt reported, as JSON, if it reported any. */
+  readonly progress?: string | undefined
 }
 
 interface Row {
@@ -70,7 +72,7 @@ export async function settleBatch(
 ): Promise<void> {
   const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const needsTransaction = hooks.length > 0 || entries.some((e) => e.followUps.length > 0)
-  const allAcks = entries.every((e) => e.outcome.kind === 'success')
+  const allAcks = entries.every((e) => e.outcome.kind === 'success' && e.progress === undefined)
   const requeued = [
     ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
   ]
@@ -86,6 +88,7 @@ export async function settleBatch(
     rows.map((r) => r.retried),
     rows.map((r) => (r.failure ? JSON.stringify(r.failure) : null)),
     workerId,
+    entries.map((e) => e.progress ?? null),
   ]
   if (!needsTransaction) {
     await core.executor.query(core.statements.settle, params)

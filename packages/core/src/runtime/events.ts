@@ -1,5 +1,5 @@
 import type { Message } from '../message/message.js'
-import type { Outcome } from '../plugin/middleware.js'
+import type { Outcome } from '../plugin/middleware-interface.js'
 import type { Logger } from './logger.js'
 
 /**

@@ -2,6 +2,7 @@ import type { Command } from '../command.js'
 import { cancelCommand } from './cancel-command.js'
 import { cancelStatusCommand } from './cancel-status-command.js'
 import { checkCommand } from './check-command.js'
+import { dashboardCommand } from './dashboard-command.js'
 import { deleteCommand } from './delete-command.js'
 import { failedListCommand } from './failed-list-command.js'
 import { failedRetryCommand } from './failed-retry-command.js'
@@ -72,6 +73,7 @@ export const SECTIONS: readonly {
   },
   { title: 'workers', commands: [workerCommand] },
   { title: 'metrics', commands: [metricsServeCommand] },
+  { title: 'dashboard', commands: [dashboardCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

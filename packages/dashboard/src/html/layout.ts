@@ -22,7 +22,9 @@ const HTMX_CONFIG = JSON.stringify({
 
 /**
  * @internal A whole page. `live` marks the region the live script refreshes
- * (through htmx, re-fetching this page and swapping that region only).
+ * (through htmx, re-fetching this page and swapping that region only); its
+ * attributes are not inherited, so forms and links inside it still swap
+ * the whole page (with its notice) as boosted navigation.
  */
 export function layout(
   page: PageContext,
@@ -32,7 +34,7 @@ export function layout(
   const { base } = page
   const url = `${base}${page.here}`
   const content = options.live
-    ? html`<div id="live" hx-get="${url}" hx-trigger="iddqueue:refresh from:body" hx-select="#live" hx-swap="outerHTML">${body}</div>`
+    ? html`<div id="live" hx-get="${url}" hx-trigger="iddqueue:refresh from:body" hx-select="#live" hx-swap="outerHTML" hx-disinherit="*">${body}</div>`
     : body
   return html`<!doctype html>
 <html lang="en" data-events="${options.live ? `${base}/events` : ''}">
@@ -42,6 +44,7 @@ export function layout(
 <meta name="htmx-config" content="${HTMX_CONFIG}">
 <meta name="csrf-token" content="${page.csrf}">
 <title>${options.title} · iddqueue</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${base}/static/dashboard.css">
 <script src="${base}/static/htmx.min.js" defer></script>
 <script src="${base}/static/dashboard.js" defer></script>

@@ -180,6 +180,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       return scheduler
     },
   }
+  // Plugins (attempt history) answer only once the broker's setup ran.
+  let ready: Promise<void> | undefined
   const handler = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)
     const pathname = url.pathname
@@ -188,6 +190,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const below = pathname.slice(base.length) || '/'
     const req = new DashboardRequest(request, base, below)
     try {
+      ready ??= broker.ready().catch((error: unknown) => {
+        ready = undefined
+        throw error
+      })
+      await ready
       return await route(runtime, req)
     } catch (error) {
       if (InvalidOptionError.isInstance(error) || InvalidIdentifierError.isInstance(error)) {

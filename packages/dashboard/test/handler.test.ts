@@ -116,6 +116,19 @@ describe('views', () => {
   })
 })
 
+describe('message view', () => {
+  it('shows the attempt history of a broker nobody readied yet', async () => {
+    const broker = db.broker({ plugins: [attemptHistory()] })
+    const dashboard = createDashboard({ broker })
+    const queue = uniqueQueue()
+    const [id] = await rejected(queue)
+    const page = await new DashboardClient(dashboard).page(`/messages/${id}`)
+    expect(page).toContain('Attempt history')
+    expect(page).toContain('No attempt recorded')
+    await dashboard.close()
+  })
+})
+
 describe('base path', () => {
   it('answers only below its base path and links within it', async () => {
     const { dashboard, client } = setup({ basePath: '/admin/queues/' })

@@ -227,7 +227,7 @@ describe('authorization and audit', () => {
     const queue = uniqueQueue()
     const ids = await rejected(queue, 3)
     const actor = broker.actor('later', () => {}, { queue: `${queue}_q` })
-    const queued = await actor.send({ delayMs: 3_600_000 })
+    const queued = await actor.sendWithOptions({ args: [], delayMs: 3_600_000 })
     const posts: [string, Record<string, string | string[]>][] = [
       [`/queues/${queue}/pause`, {}],
       [`/queues/${queue}/resume`, {}],

@@ -173,12 +173,14 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     await page.goto(`${base}/`)
     await page.locator('html[data-live="open"]').waitFor()
     await page.evaluate(() => {
-      ;(window as unknown as { marker: number }).marker = 42
+      ;(globalThis as unknown as { marker: number }).marker = 42
     })
     const outside = db.broker()
     await outside.actor('outside', () => {}, { queue: fresh }).send()
     await page.locator(`tr[data-queue="${fresh}"]`).waitFor({ timeout: 30_000 })
-    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42)
+    expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(
+      42,
+    )
     await shot('overview-live')
 
     expect(consoleErrors).toEqual([])

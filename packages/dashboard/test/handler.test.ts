@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { attemptHistory } from '@iddqueue/core'
+import { results } from '@iddqueue/results'
 import { createScheduler, scheduler } from '@iddqueue/scheduler'
 import { describe, expect, it } from 'vitest'
 import { createDashboard, type DashboardAction, type DashboardAuditEvent } from '../src/index.js'
@@ -125,6 +126,35 @@ describe('message view', () => {
     const page = await new DashboardClient(dashboard).page(`/messages/${id}`)
     expect(page).toContain('Attempt history')
     expect(page).toContain('No attempt recorded')
+    await dashboard.close()
+  })
+})
+
+describe('stored results', () => {
+  it('shows a stored result, its value only with the payload and through redact', async () => {
+    const broker = db.broker({ plugins: [attemptHistory(), results()] })
+    const dashboard = createDashboard({
+      broker,
+      redact: (value, { field }) => (field === 'result' ? { masked: true } : value),
+    })
+    const queue = uniqueQueue()
+    const actor = broker.actor('answer', () => ({ secret: 'forty-two' }), {
+      queue,
+      storeResults: true,
+    })
+    const message = await actor.send()
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
+    await worker.start()
+    await message.result({ timeoutMs: 30_000 })
+    await worker.stop()
+    const client = new DashboardClient(dashboard)
+    const page = await client.page(`/messages/${message.id}`)
+    expect(page).toContain('<h2>Result</h2><p>success')
+    expect(page).not.toContain('forty-two')
+    const shown = await client.page(`/messages/${message.id}?payload=1`)
+    expect(shown).toContain('masked')
+    expect(shown).not.toContain('forty-two')
+    expect(shown).toMatch(/<td>successful<\/td>/)
     await dashboard.close()
   })
 })

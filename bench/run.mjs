@@ -26,6 +26,8 @@ import { dropSnapshot, snapshotCore } from './lib/snapshot.mjs'
 import { medians, mediansMarkdown, ratios, ratiosMarkdown } from './lib/summary.mjs'
 
 const WORKLOADS = ['enqueue-batch', 'enqueue-single', 'drain', 'latency']
+// Beyond the peers' four (issue 20): run only when named, or with --workload all+.
+const EXTRA_WORKLOADS = ['drain-queues-2', 'drain-queues-10', 'drain-queues-200', 'drain-delayed']
 const ALIASES = { w1: 'enqueue-batch', w2: 'enqueue-single', w3: 'drain', w4: 'latency' }
 const CHILD_KILL_MS = 300_000 // hard stop for a child that ignores its own 120 s bound
 
@@ -59,16 +61,18 @@ if (a.help) {
 const workloads =
   a.workload === 'all'
     ? WORKLOADS
-    : a.workload
-        .split(',')
-        .map((s) => ALIASES[s.trim().toLowerCase()] ?? s.trim())
-        .map((s) => {
-          if (!WORKLOADS.includes(s))
-            throw new Error(
-              `unknown workload "${s}"; expected one of ${WORKLOADS.join(', ')}, w1..w4, all`,
-            )
-          return s
-        })
+    : a.workload === 'all+'
+      ? [...WORKLOADS, ...EXTRA_WORKLOADS]
+      : a.workload
+          .split(',')
+          .map((s) => ALIASES[s.trim().toLowerCase()] ?? s.trim())
+          .map((s) => {
+            if (!WORKLOADS.includes(s) && !EXTRA_WORKLOADS.includes(s))
+              throw new Error(
+                `unknown workload "${s}"; expected one of ${[...WORKLOADS, ...EXTRA_WORKLOADS].join(', ')}, w1..w4, all, all+`,
+              )
+            return s
+          })
 // iddqueue's variants of the worker workloads (W3, W4): its defaults, and deleteOnSuccess.
 const VARIANTS = ['default', 'delete']
 const variants = a.variant === 'all' ? VARIANTS : a.variant.split(',').map((s) => s.trim())
@@ -213,7 +217,7 @@ for (let r = 1; r <= runs; r++) {
       results.push(line)
       emit(line)
     }
-    if (peers) {
+    if (peers && WORKLOADS.includes(wl)) {
       log(`run ${r} peers ${wl} (${peers.systems.join(', ')})`)
       for (const l of await runPeers(peers, wl, a['peer-variant'], r)) {
         if (l.error) {

@@ -100,3 +100,57 @@ export async function startWorker(connectionString, variant, onJob) {
     },
   }
 }
+
+// ---- shapes beyond the peers' four workloads (issue 20) -----------------------
+// N queues: actor `noop_<i>` on queue `q_<i>`, every message sent round-robin
+// across them; the worker consumes every declared actor's queue (its default).
+
+/** Producer over `queues` queues; `addBatch(payloads, {priority, delayMs})` spreads a batch round-robin. */
+export async function multiProducer(connectionString, queues) {
+  const broker = open(connectionString)
+  await broker.migrate()
+  const actors = Array.from({ length: queues }, (_, i) =>
+    broker.actor(`noop_${i}`, async () => {}, { queue: `q_${i}` }),
+  )
+  let next = 0
+  return {
+    addBatch: (payloads, { priority, delayMs } = {}) =>
+      broker.enqueueMany(
+        payloads.map((payload) => {
+          const message = actors[next++ % queues].messageWithOptions({ args: [payload], priority })
+          return delayMs === undefined ? message : { message, delayMs }
+        }),
+      ),
+    addOne: (payload) => actors[next++ % queues].send(payload),
+    close: () => broker.close(),
+  }
+}
+
+/** A worker (concurrency 16, defaults) over the `queues` queues of `multiProducer`. */
+export async function startMultiWorker(connectionString, queues, onJob) {
+  const broker = open(connectionString)
+  for (let i = 0; i < queues; i++)
+    broker.actor(`noop_${i}`, async (payload) => onJob(payload), { queue: `q_${i}` })
+  const worker = broker.worker({ concurrency: CONCURRENCY })
+  await worker.start()
+  return {
+    stop: async () => {
+      await worker.stop()
+      await broker.close()
+    },
+  }
+}
+
+/** Producers only: `producers` brokers' worth of concurrent single sends on one broker (pool 10 by default). */
+export async function singleSender(connectionString, poolSize) {
+  const broker = createBroker({ url: connectionString, poolSize })
+  await broker.migrate()
+  const noop = broker.actor(ACTOR, async () => {})
+  return { addOne: (payload) => noop.send(payload), close: () => broker.close() }
+}
+
+export const multiSql = {
+  // Due messages not yet done (delayed ones stay queued and are not part of the drain).
+  remaining: `select count(*)::int as n from iddqueue.messages where state <> 'done' and eta <= now()`,
+  total: `select count(*)::int as n from iddqueue.messages`,
+}

@@ -263,6 +263,84 @@ const WORKLOADS = {
   },
 }
 
+// ---- issue 20: several queues, delayed backlogs --------------------------------
+const MULTI_JOBS = 50_000
+const DELAYED_BACKLOG = 250_000
+
+/**
+ * Prefills `MULTI_JOBS` ready messages spread round-robin over `queues` queues
+ * (priority 10 when a delayed backlog is asked for, after `delayed` messages at
+ * priority 0 delayed an hour), then drains them with one worker over every
+ * queue; same clock and end condition as W3.
+ */
+async function drainMulti(db, queues, delayed = 0) {
+  const p = await adapter.multiProducer(connString(db), queues)
+  const deadlineAt = now() + LIMIT_MS
+  for (let i = 0; i < delayed; i += W1_CHUNK) {
+    if (now() > deadlineAt) throw new Error(`prefill exceeded ${LIMIT_MS} ms`)
+    const chunk = Array.from({ length: Math.min(W1_CHUNK, delayed - i) }, (_, k) => ({ d: i + k }))
+    await p.addBatch(chunk, { priority: 0, delayMs: 3_600_000 })
+  }
+  for (let i = 0; i < MULTI_JOBS; i += W1_CHUNK) {
+    if (now() > deadlineAt) throw new Error(`prefill exceeded ${LIMIT_MS} ms`)
+    const chunk = Array.from({ length: W1_CHUNK }, (_, k) => ({ i: i + k }))
+    await p.addBatch(chunk, delayed > 0 ? { priority: 10 } : {})
+  }
+  await p.close()
+  const total = await onDb(db, async (c) => (await c.unsafe(adapter.multiSql.total))[0].n)
+  if (total !== MULTI_JOBS + delayed) throw new Error('prefill count mismatch')
+  await settle(db, { vacuum: true })
+  const mon = client(db)
+  await mon`select 1`
+  const remaining = async () => (await mon.unsafe(adapter.multiSql.remaining))[0].n
+  let started = 0
+  const allStarted = deferred()
+  const onJob = (payload) => {
+    if (payload.d !== undefined) return // a delayed message started early: counted below
+    if (++started === MULTI_JOBS) allStarted.resolve()
+  }
+  const t0 = now()
+  const deadline = t0 + LIMIT_MS
+  const w = await adapter.startMultiWorker(connString(db), queues, onJob)
+  const startupMs = now() - t0
+  let timeout = (await untilDeadline(allStarted.promise, deadline)) === 'timeout'
+  let left = await remaining()
+  while (left > 0 && !timeout) {
+    if (now() > deadline) {
+      timeout = true
+      break
+    }
+    await sleep(5)
+    left = await remaining()
+  }
+  const t1 = now()
+  if (timeout) left = await remaining()
+  const s0 = now()
+  await w.stop()
+  const stopMs = now() - s0
+  await mon.end({ timeout: 5 })
+  const secs = (t1 - t0) / 1000
+  return {
+    jobs: MULTI_JOBS,
+    completed: MULTI_JOBS - left,
+    handler_calls: started,
+    seconds: secs,
+    timeout,
+    startup_ms: startupMs,
+    stop_ms: stopMs,
+    p50_ms: null,
+    p99_ms: null,
+    queues,
+    delayed,
+    jobs_per_s_override: (MULTI_JOBS - left) / secs,
+  }
+}
+
+WORKLOADS['drain-queues-2'] = (db) => drainMulti(db, 2)
+WORKLOADS['drain-queues-10'] = (db) => drainMulti(db, 10)
+WORKLOADS['drain-queues-200'] = (db) => drainMulti(db, 200)
+WORKLOADS['drain-delayed'] = (db) => drainMulti(db, 1, DELAYED_BACKLOG)
+
 /** What keeps the event loop alive, for the report when the child does not exit on its own. */
 function describeHandles() {
   const out = []
@@ -297,7 +375,8 @@ const out = {
   ...(a.commit ? { commit: a.commit } : {}),
   ...(a.build ? { build: a.build } : {}),
 }
-const config = ['drain', 'latency'].includes(wl) ? adapter.describe(a.variant) : 'producer API only'
+const config =
+  wl.startsWith('drain') || wl === 'latency' ? adapter.describe(a.variant) : 'producer API only'
 let r
 await createDb(a.db)
 try {

@@ -1,1 +1,22 @@
-export {}
+export { Barrier, type BarrierOptions, type BarrierWaitOptions } from './barrier.js'
+export type { BucketLimiterOptions } from './bucket-limiter.js'
+export { MAX_KEY_LENGTH } from './check.js'
+export type { ConcurrentLimiterOptions } from './concurrent-limiter.js'
+export {
+  type CoordinationOptions,
+  type CoordinationPlugin,
+  coordination,
+  type PurgeCoordinationOptions,
+} from './coordination.js'
+export {
+  BarrierNotFound,
+  RateLimitExceeded,
+  RateLimited,
+  type RateLimitedOptions,
+} from './errors.js'
+export { CoordinatedGroup, type GroupRunOptions } from './group.js'
+export type { Lease } from './lease.js'
+export type { AcquireOptions, Limiter } from './limiter.js'
+export type { LimitInfo, LimitTarget, LimitValues } from './limits.js'
+export { coordinationMigrations, migrationSet } from './migrations.js'
+export type { WindowLimiterOptions } from './window-limiter.js'

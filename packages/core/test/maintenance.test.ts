@@ -88,6 +88,37 @@ describe('maintenance', () => {
     await db.sql`delete from iddqueue.workers where id = ${alive}`
   })
 
+  it("a worker's rescuer reports what it recovered once committed (messages:recovered)", async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue()
+    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const [a, b] = await broker.enqueueMany([job.message(1), job.message(2)])
+    const dead = crypto.randomUUID()
+    await db.sql`insert into iddqueue.workers (id, host, pid, queues, concurrency, heartbeat_at)
+      values (${dead}, 'gone', 1, ${[queue]}, 1, now() - interval '1 minute')`
+    await db.sql`update iddqueue.messages set state = 'consumed', worker_id = ${dead} where id in (${a!.id}, ${b!.id})`
+    await db.sql`update iddqueue.messages set cancel_requested = true where id = ${b!.id}`
+    const recovered = new Promise<readonly { id: string; queue: string; state: string }[]>(
+      (resolve) => broker.on('messages:recovered', ({ messages }) => resolve(messages)),
+    )
+    const worker = broker.worker({
+      queues: [uniqueQueue('other')],
+      heartbeatIntervalMs: 50,
+      staleAfterMs: 5_000,
+    })
+    await worker.start()
+    const messages = await recovered
+    const [row] = await db.sql`select state from iddqueue.messages where id = ${a!.id}`
+    await worker.stop()
+    expect(row?.state).toBe('queued')
+    expect([...messages].sort((x, y) => x.id.localeCompare(y.id))).toEqual(
+      [
+        { id: a!.id, queue, state: 'queued' },
+        { id: b!.id, queue, state: 'cancelled' },
+      ].sort((x, y) => x.id.localeCompare(y.id)),
+    )
+  })
+
   it('flush deletes queued messages of one queue or all, never running ones', async () => {
     const broker = db.broker()
     const q1 = uniqueQueue()

@@ -54,7 +54,9 @@ describe('waiting for a result', () => {
     const add = producer.actor('add', (a: number, b: number) => a + b, options)
     consumer.actor('add', (a: number, b: number) => a + b, options)
     const message = await add.send(1, 1)
-    const waiting = message.result({ timeoutMs: BEFORE_RECHECK_MS })
+    // Polling needs no safety re-read, so the wait may be long: the drain
+    // below can take seconds on a loaded machine.
+    const waiting = message.result({ timeoutMs: 60_000 })
     await sleep(300)
     // The producer's broker never listens.
     const listening = await db.sql`select count(*)::int as n from pg_stat_activity

@@ -755,6 +755,7 @@ export class Broker {
           provideResults: (reader) => {
             this.#resultReader = reader
           },
+          enqueueMany: (entries, options) => this.enqueueMany(entries, options),
           on: (event, listener) => this.#core.events.on(event, listener),
         })
         if (teardown) this.#teardowns.push(teardown)

@@ -198,7 +198,8 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
 
 /**
  * @internal The executor for a caller's transaction. Refuses anything that is
- * not a transaction, before any SQL runs.
+ * not a transaction, before any SQL runs. An `Executor` inside a transaction
+ * (a plugin's settle hook) is accepted as it is.
  */
 export function transactionExecutor(transaction: unknown): Executor {
   if (!isKysely(transaction) && !isPostgresJs(transaction) && !isExecutor(transaction)) {

@@ -138,14 +138,14 @@ export async function recover(
   }
 }
 
-/** @internal A row the recover statements return. */
+/** @internal A message crash recovery requeued (or cancelled), as the recover statements return it. */
 export interface RecoveredRow {
   readonly id: string
   readonly queue: string
   readonly state: 'queued' | 'cancelled'
 }
 
-/** @internal Emits `messages:recovered` for rows crash recovery put back. */
+/** @internal Emits `messages:recovered` for rows a recovery statement returned (once committed). */
 export function reportRecovered(core: BrokerContext, rows: readonly RecoveredRow[]): void {
   if (rows.length === 0 || !core.events.has('messages:recovered')) return
   core.events.emit('messages:recovered', {

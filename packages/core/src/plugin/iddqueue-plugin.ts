@@ -1,6 +1,7 @@
 import type { Executor, Migration, Namespace } from '@iddqueue/schema'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import type { Broker } from '../broker/broker.js'
+import type { EnqueueEntry, EnqueueManyOptions } from '../enqueue/enqueue-options.js'
 import type { Message, ResultOptions } from '../message/message.js'
 import type { BrokerEventListener, BrokerEventName } from '../runtime/events.js'
 import type { Logger } from '../runtime/logger.js'
@@ -60,6 +61,15 @@ export interface PluginContext {
   readonly listening: boolean
   /** Makes `message.result()` work. */
   provideResults(reader: ResultReader): void
+  /**
+   * The broker's `enqueueMany()`: sends messages (callbacks, follow-ups) on
+   * the plugin's behalf. `transaction` may also be the `executor` of a
+   * settle hook, so the messages commit with the outcomes.
+   */
+  enqueueMany(
+    entries: readonly (Message | EnqueueEntry)[],
+    options?: EnqueueManyOptions,
+  ): Promise<Message[]>
   /**
    * Listens to a broker event, as `broker.on()` does. Returns a function
    * that stops listening.

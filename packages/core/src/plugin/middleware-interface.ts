@@ -26,8 +26,12 @@ export type Outcome =
       /** The retry budget ran out on this failure. */
       readonly exhausted?: boolean
     }
-  /** Not run: back to the queue with its eta and retry budget (pause, shutdown). */
-  | { readonly kind: 'requeue' }
+  /**
+   * Not run, or run and handed back: back to the queue with its retry
+   * budget (pause, shutdown, a rate limit). Its eta is kept, or with
+   * `delayMs` set to that many ms from now; the attempt is not counted.
+   */
+  | { readonly kind: 'requeue'; readonly delayMs?: number }
   /** Not run, or stopped: the message was cancelled. */
   | { readonly kind: 'cancelled' }
 
@@ -191,6 +195,22 @@ export interface Middleware {
    * or a cancellation still runs it). Both save work on the hot path.
    */
   forActor?(actor: ActorDefinition): boolean
+  /**
+   * Return true for the messages whose outcomes the `settle` hook needs.
+   * When given, the hook runs only for a batch holding at least one such
+   * message (whatever the outcomes), instead of what `forActor` decides: a
+   * plugin that follows marked messages of any actor (group members) then
+   * leaves every other batch a plain acknowledgement.
+   *
+   * @example
+   * const groupsOnly: Middleware = {
+   *   settleFor: (message) => typeof message.options.groupId === 'string',
+   *   async settle(event) {
+   *     // only batches with a grouped message get here
+   *   },
+   * }
+   */
+  settleFor?(message: Message): boolean
   /** Wraps a write of messages; throw to refuse it. */
   enqueue?(event: EnqueueEvent, next: () => Promise<void>): Promise<void>
   /** Wraps running a message; return without calling `next` to skip the handler. */

@@ -23,10 +23,10 @@ export interface Statements {
   readonly replaceQueued: string
   readonly reportProgress: string
   readonly repointDeduplicationKey: string
+  /** The claim for a worker of one queue, and for several (see `claim.ts`). */
   readonly claimOne: string
   readonly claimMany: string
-  readonly nextEtaOne: string
-  readonly nextEtaMany: string
+  readonly nextEta: string
   readonly ack: string
   readonly settle: string
   readonly dropCancelled: string
@@ -72,8 +72,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     repointDeduplicationKey: repointDeduplicationKeySql(ns),
     claimOne: claimSql(ns, 1),
     claimMany: claimSql(ns, 2),
-    nextEtaOne: nextEtaSql(ns, 1),
-    nextEtaMany: nextEtaSql(ns, 2),
+    nextEta: nextEtaSql(ns),
     ack: ackSql(ns, deleteOnSuccess),
     settle: settleSql(ns, deleteOnSuccess),
     dropCancelled: dropCancelledSql(ns),

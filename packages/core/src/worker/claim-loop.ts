@@ -5,7 +5,12 @@ import type { RunSlots } from './run-slots.js'
 import type { SettleEntry } from './settle-batch.js'
 import type { ResolvedWorkerOptions } from './worker-options.js'
 
-/** Claims a worker may have in flight at once. */
+/** A claimed row, and whether the claim left ready rows behind to keep priority order. */
+interface ClaimedRow extends Delivery {
+  readonly more?: boolean
+}
+
+/** Claims a worker may have in flight at once (the held rows below assume at most two). */
 const MAX_CLAIMS_IN_FLIGHT = 2
 const MAX_ERROR_BACKOFF_MS = 2_000
 
@@ -33,9 +38,21 @@ export class ClaimLoop {
   buffer: Delivery[] = []
   #claimSql = ''
   #nextEtaSql = ''
-  #queueParam: string | readonly string[] = ''
+  #queues: readonly string[] = []
   /** Claims in flight, and the rows they may bring back. */
   #claims = 0
+  #claimSeq = 0
+  readonly #inFlight = new Set<number>()
+  /**
+   * Rows whose claim answered while another claim was still in flight, and
+   * that claim. Two claims in flight split the best ready rows between them
+   * in whatever order PostgreSQL runs them (the later one can lock the best
+   * rows first), so rows of one may be worse than rows of the other that
+   * have not arrived yet. A held row starts only once the claim it waits for
+   * has answered; a claim sent after its own answered can only bring rows
+   * that were ready later or ranked behind.
+   */
+  readonly #heldBy = new WeakMap<Delivery, number>()
   #claimedAhead = 0
   #idle = false
   #wakeSeq = 0
@@ -60,16 +77,23 @@ export class ClaimLoop {
 
   /** Chooses the statements for the queues the worker consumes. */
   configure(queues: readonly string[]): void {
-    const one = queues.length === 1
-    this.#claimSql = one ? this.core.statements.claimOne : this.core.statements.claimMany
-    this.#nextEtaSql = one ? this.core.statements.nextEtaOne : this.core.statements.nextEtaMany
-    this.#queueParam = one ? queues[0]! : queues
+    this.#claimSql =
+      queues.length === 1 ? this.core.statements.claimOne : this.core.statements.claimMany
+    this.#nextEtaSql = this.core.statements.nextEta
+    this.#queues = queues
   }
 
   /** Starts buffered messages in free slots, then claims more if slots would go unused. */
   pump(): void {
     const concurrency = this.options.concurrency
-    while (this.slots.size < concurrency && this.buffer.length > 0 && this.hooks.isRunning()) {
+    // Strictly in buffer order: when the best claimed row must wait for the
+    // other claim in flight, nothing behind it starts either.
+    while (
+      this.slots.size < concurrency &&
+      this.buffer.length > 0 &&
+      this.hooks.isRunning() &&
+      this.#startable(this.buffer[0]!)
+    ) {
       this.hooks.start(this.buffer.shift()!)
     }
     if (
@@ -130,26 +154,36 @@ export class ClaimLoop {
     this.#errorTimer = undefined
   }
 
+  /** A buffered row may start: it waits for no claim still in flight. */
+  #startable(delivery: Delivery): boolean {
+    const other = this.#heldBy.get(delivery)
+    if (other === undefined) return true
+    if (this.#inFlight.has(other)) return false
+    this.#heldBy.delete(delivery)
+    return true
+  }
+
   async #claim(limit: number): Promise<void> {
+    const id = ++this.#claimSeq
     this.#claims++
+    this.#inFlight.add(id)
     this.#claimedAhead += limit
     const seq = this.#wakeSeq
     const claimStarted = performance.now()
-    let rows: Delivery[]
+    let rows: ClaimedRow[]
     try {
-      rows = await this.core.executor.query<Delivery>(this.#claimSql, [
-        this.#queueParam,
+      rows = await this.core.executor.query<ClaimedRow>(this.#claimSql, [
+        this.#queues,
         limit,
         this.workerId,
       ])
     } catch (error) {
-      this.#claims--
-      this.#claimedAhead -= limit
+      this.#answered(id, limit)
       this.#retryAfterError(error, 'claim messages')
+      this.pump() // rows held for this claim may start now
       return
     }
-    this.#claims--
-    this.#claimedAhead -= limit
+    this.#answered(id, limit)
     this.#errorBackoffMs = 0
     if (this.core.events.has('worker:claimed')) {
       this.core.events.emit('worker:claimed', {
@@ -163,22 +197,30 @@ export class ClaimLoop {
       if (rows.length > 0) this.hooks.release(rows)
       return
     }
+    // Fewer than asked and nothing left behind for priority order: nothing
+    // more is ready. Sleep, unless a wake-up came while the claim was in flight.
+    const more = rows[0]?.more === true
     if (rows.length > 0) {
       const runnable = this.hooks.screen(rows)
+      for (const other of this.#inFlight) for (const row of runnable) this.#heldBy.set(row, other)
       this.buffer.push(...runnable)
       this.buffer.sort(compareDeliveries)
     }
-    // Fewer than asked: nothing more is ready. Sleep, unless a wake-up came
-    // while the claim was in flight.
-    if (rows.length < limit && seq === this.#wakeSeq) this.#goIdle()
+    if (rows.length < limit && !more && seq === this.#wakeSeq) this.#goIdle()
     this.pump()
+  }
+
+  #answered(id: number, limit: number): void {
+    this.#claims--
+    this.#inFlight.delete(id)
+    this.#claimedAhead -= limit
   }
 
   #goIdle(): void {
     this.#idle = true
     const seq = this.#wakeSeq
     const poll = this.options.pollIntervalMs
-    this.core.executor.query<{ wait_ms: number | null }>(this.#nextEtaSql, [this.#queueParam]).then(
+    this.core.executor.query<{ wait_ms: number | null }>(this.#nextEtaSql, [this.#queues]).then(
       ([row]) => {
         const wait = row?.wait_ms
         // A ready message we did not get is locked by a concurrent claim: look again shortly.

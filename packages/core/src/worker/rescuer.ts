@@ -48,7 +48,10 @@ export class Rescuer {
     }
   }
 
-  /** Recovers the messages of dead workers if this worker leads; undefined if it does not. */
+  /**
+   * Recovers the messages of dead workers if this worker leads, and reports
+   * them (`messages:recovered`) once committed; undefined if it does not lead.
+   */
   async #rescue(): Promise<number | undefined> {
     const { statements } = this.core
     const staleAfterMs = this.options.staleAfterMs
@@ -70,7 +73,6 @@ export class Rescuer {
       return [...dead, ...orphans]
     })
     if (recovered === undefined) return undefined
-    // After the commit: listeners must never hear of a recovery that rolled back.
     reportRecovered(this.core, recovered)
     return recovered.length
   }

@@ -116,19 +116,22 @@ export class RunExecutor {
   #emitOutcome(run: Run, outcome: Outcome): void {
     const events = this.core.events
     const { message } = run
-    if (events.has('message:finished')) {
+    const finished = events.has('message:finished')
+    // A clock read only for a listener that wants the duration.
+    const durationMs =
+      finished || events.has('message:completed') ? performance.now() - run.startedAt : 0
+    if (finished) {
       events.emit('message:finished', {
         message,
         outcome,
         attempt: run.attempt,
-        durationMs: performance.now() - run.startedAt,
+        durationMs,
         workerId: this.workerId,
       })
     }
     if (outcome.kind === 'success') {
       this.succeeded++
       if (events.has('message:completed')) {
-        const durationMs = performance.now() - run.startedAt
         events.emit('message:completed', { message, result: outcome.result, durationMs })
       }
     } else if (outcome.kind === 'failure') {

@@ -30,7 +30,7 @@ function row(entry: SettleEntry): Row {
     case 'success':
       return { state: 'done', delayMs: null, retried: 0, failure: undefined }
     case 'requeue':
-      return { state: 'queued', delayMs: null, retried: 0, failure: undefined }
+      return { state: 'queued', delayMs: outcome.delayMs ?? null, retried: 0, failure: undefined }
     case 'cancelled':
       return { state: 'cancelled', delayMs: null, retried: 0, failure: undefined }
     case 'failure': {
@@ -49,6 +49,7 @@ function row(entry: SettleEntry): Row {
  * turn every other batch into a transaction.
  */
 function concerns(core: BrokerContext, middleware: Middleware, entries: readonly SettleEntry[]) {
+  if (middleware.settleFor) return entries.some((e) => middleware.settleFor!(e.message))
   if (!middleware.forActor) return true
   return entries.some((e) => {
     if (e.outcome.kind !== 'success') return true

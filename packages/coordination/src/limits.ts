@@ -1,0 +1,114 @@
+import { assertQueueName, InvalidOptionError } from '@iddqueue/core'
+import { checkDuration, checkInteger, checkKey } from './check.js'
+import type { CoordinationLatch } from './coordination-setup.js'
+import { dropEmptyLimitSql, listLimitsSql, setLimitSql } from './sql/limits-sql.js'
+
+/**
+ * What a limit applies to: every message of a queue, of an actor, or with a key.
+ *
+ * @example
+ * const target: LimitTarget = { key: 'customer:42' }
+ */
+export type LimitTarget =
+  | { readonly queue: string }
+  | { readonly actor: string }
+  | { readonly key: string }
+
+/**
+ * A limit's values; `null` (or absent) clears one.
+ *
+ * @example
+ * const values: LimitValues = { concurrency: 4, rate: { limit: 100, periodMs: 1_000 } }
+ */
+export interface LimitValues {
+  /** At most this many running at once. */
+  readonly concurrency?: number | null
+  /** At most `limit` started per `periodMs`. */
+  readonly rate?: { readonly limit: number; readonly periodMs: number } | null
+}
+
+/**
+ * A stored limit, as {@link CoordinationPlugin.listLimits} returns it.
+ *
+ * @example
+ * for (const limit of await coord.listLimits()) console.log(limit.scope, limit.name, limit.concurrency)
+ */
+export interface LimitInfo {
+  readonly scope: 'queue' | 'actor' | 'key'
+  readonly name: string
+  readonly concurrency: number | null
+  readonly rate: { readonly limit: number; readonly periodMs: number } | null
+  /** Set while a `RateLimited` throw with this key holds it. */
+  readonly heldUntil: Date | null
+  readonly updatedAt: Date
+}
+
+interface Row {
+  scope: LimitInfo['scope']
+  name: string
+  concurrency: number | null
+  rate_limit: number | null
+  rate_period_ms: number | null
+  held_until: Date | null
+  updated_at: Date
+}
+
+/** @internal The (scope, name) of a target, checked. */
+export function limitTarget(target: unknown): [LimitInfo['scope'], string] {
+  if (typeof target !== 'object' || target === null)
+    throw new InvalidOptionError('Invalid limit target: expected { queue }, { actor } or { key }')
+  const keys = Object.keys(target)
+  if (keys.length !== 1 || !['queue', 'actor', 'key'].includes(keys[0]!))
+    throw new InvalidOptionError(
+      `Invalid limit target with ${keys.join(', ') || 'no keys'}: expected exactly one of queue, actor, key`,
+    )
+  const scope = keys[0] as LimitInfo['scope']
+  const name = (target as Record<string, unknown>)[scope]
+  if (scope === 'queue') assertQueueName(name as string)
+  else checkKey(`limit ${scope}`, name)
+  return [scope, name as string]
+}
+
+/** @internal `setLimit()`: checked before any SQL. */
+export async function setLimit(
+  latch: CoordinationLatch,
+  target: LimitTarget,
+  values: LimitValues,
+): Promise<void> {
+  const [scope, name] = limitTarget(target)
+  if (typeof values !== 'object' || values === null)
+    throw new InvalidOptionError('Invalid limit values: expected { concurrency?, rate? }')
+  const what = `the ${scope} limit ${name}`
+  const concurrency =
+    values.concurrency == null ? null : checkInteger(what, 'concurrency', values.concurrency)
+  let rateLimit: number | null = null
+  let periodMs: number | null = null
+  if (values.rate != null) {
+    if (typeof values.rate !== 'object')
+      throw new InvalidOptionError(`Invalid rate for ${what}: expected { limit, periodMs }`)
+    rateLimit = checkInteger(what, 'rate.limit', values.rate.limit)
+    periodMs = checkDuration(what, 'rate.periodMs', values.rate.periodMs)
+  }
+  const setup = await latch.wait('set a limit')
+  await setup.executor.transaction(async (tx) => {
+    await tx.query(setLimitSql(setup.ns), [scope, name, concurrency, rateLimit, periodMs])
+    await tx.query(dropEmptyLimitSql(setup.ns), [scope, name])
+  })
+}
+
+/** @internal `listLimits()`. */
+export async function listLimits(latch: CoordinationLatch): Promise<LimitInfo[]> {
+  const setup = await latch.wait('list limits')
+  const rows = await setup.executor.query<Row>(listLimitsSql(setup.ns))
+  return rows.map((row) => ({
+    scope: row.scope,
+    name: row.name,
+    concurrency: row.concurrency,
+    rate:
+      row.rate_limit === null || row.rate_period_ms === null
+        ? null
+        : { limit: row.rate_limit, periodMs: row.rate_period_ms },
+    heldUntil: row.held_until,
+    updatedAt: row.updated_at,
+  }))
+}

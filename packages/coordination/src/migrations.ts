@@ -1,0 +1,120 @@
+import type { Migration, MigrationSet } from '@iddqueue/schema'
+import { table } from './tables.js'
+
+/**
+ * The plugin's migrations, applied by `broker.migrate()` under its name
+ * `@iddqueue/coordination`. Append-only: once released, a migration never
+ * changes; add the next version instead.
+ *
+ * @example
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits
+ */
+export const coordinationMigrations: readonly Migration[] = Object.freeze([
+  {
+    version: 1,
+    name: 'create-limiters-barriers-groups',
+    up: (ns) => [
+      // One row per limiter key, locked while a concurrent or window limiter
+      // counts and takes: the count runs after the lock, so it sees every
+      // committed holder.
+      `create table ${table(ns, 'coordination_locks')} (
+  kind text not null,
+  key text not null,
+  primary key (kind, key)
+)`,
+      `create table ${table(ns, 'coordination_slots')} (
+  key text not null,
+  holder uuid not null,
+  acquired_at timestamptz not null,
+  expires_at timestamptz not null,
+  primary key (key, holder)
+)`,
+      // purge(): expired slots.
+      `create index ${ns.relation('coordination_slots_expires')} on ${table(ns, 'coordination_slots')} (expires_at)`,
+      `create table ${table(ns, 'coordination_buckets')} (
+  key text not null,
+  bucket bigint not null,
+  count integer not null,
+  expires_at timestamptz not null,
+  primary key (key, bucket)
+)`,
+      // purge(): expired buckets.
+      `create index ${ns.relation('coordination_buckets_expires')} on ${table(ns, 'coordination_buckets')} (expires_at)`,
+      `create table ${table(ns, 'coordination_hits')} (
+  key text not null,
+  id uuid not null,
+  acquired_at timestamptz not null,
+  expires_at timestamptz not null,
+  primary key (key, id)
+)`,
+      // Window limiter: the live hits of a key; purge(): expired hits.
+      `create index ${ns.relation('coordination_hits_key_expires')} on ${table(ns, 'coordination_hits')} (key, expires_at)`,
+      `create index ${ns.relation('coordination_hits_expires')} on ${table(ns, 'coordination_hits')} (expires_at)`,
+      `create table ${table(ns, 'coordination_barriers')} (
+  key text primary key,
+  parties integer not null,
+  arrived integer not null default 0,
+  created_at timestamptz not null default now(),
+  expires_at timestamptz not null
+)`,
+      // purge(): expired barriers.
+      `create index ${ns.relation('coordination_barriers_expires')} on ${table(ns, 'coordination_barriers')} (expires_at)`,
+      `create table ${table(ns, 'coordination_groups')} (
+  id uuid primary key,
+  total integer not null,
+  done integer not null default 0,
+  on_completion jsonb,
+  on_failure jsonb,
+  completed_at timestamptz,
+  failed_at timestamptz,
+  created_at timestamptz not null default now(),
+  expires_at timestamptz not null
+)`,
+      // purge(): expired groups (their members go with them).
+      `create index ${ns.relation('coordination_groups_expires')} on ${table(ns, 'coordination_groups')} (expires_at)`,
+      // One row per member that succeeded, written in the settle transaction
+      // that acknowledges it: a redelivered member finds its row and counts once.
+      `create table ${table(ns, 'coordination_group_members')} (
+  group_id uuid not null references ${table(ns, 'coordination_groups')} (id) on delete cascade,
+  message_id uuid not null,
+  primary key (group_id, message_id)
+)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'create-limits',
+    up: (ns) => [
+      // Limits set at runtime (setLimit), read by listLimits and, later, by
+      // the claim; a RateLimited throw with a key holds it until held_until.
+      `create table ${table(ns, 'coordination_limits')} (
+  scope text not null
+    constraint ${ns.relation('coordination_limits_scope_check')}
+    check (scope in ('queue', 'actor', 'key')),
+  name text not null,
+  concurrency integer,
+  rate_limit integer,
+  rate_period_ms bigint,
+  held_until timestamptz,
+  updated_at timestamptz not null default now(),
+  primary key (scope, name)
+)`,
+    ],
+  },
+])
+
+/**
+ * The plugin's migrations with their owner, as tools that apply migrations
+ * without a broker read them: `iddqueue migrate --plugins @iddqueue/coordination`,
+ * or `migrate(sql, { owners: [coreMigrations, migrationSet] })`.
+ *
+ * @example
+ * import { coreMigrations, generateInitSql } from '@iddqueue/schema'
+ * import { migrationSet } from '@iddqueue/coordination'
+ *
+ * const ddl = generateInitSql({ owners: [coreMigrations, migrationSet] })
+ */
+export const migrationSet: MigrationSet = Object.freeze({
+  owner: '@iddqueue/coordination',
+  migrations: coordinationMigrations,
+})

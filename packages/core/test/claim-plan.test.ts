@@ -1,0 +1,103 @@
+import { namespace } from '@iddqueue/schema'
+import { describe, expect, it } from 'vitest'
+import { claimSql, nextEtaSql } from '../src/sql/claim.js'
+import { setupDatabase, uniqueQueue } from './helpers.js'
+
+const db = setupDatabase()
+const ns = namespace()
+
+interface PlanNode {
+  readonly 'Node Type': string
+  readonly 'Relation Name'?: string
+  readonly 'Index Name'?: string
+  readonly 'Actual Rows': number
+  readonly 'Actual Loops': number
+  readonly Plans?: readonly PlanNode[]
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)]
+}
+
+/** EXPLAIN ANALYZE of one claim, rolled back so the backlog stays as it is. */
+async function explainClaim(queues: readonly string[], limit: number): Promise<PlanNode[]> {
+  let plan: PlanNode | undefined
+  await db.sql
+    .begin(async (tx) => {
+      const [row] = await tx.unsafe(
+        `explain (analyze, format json) ${claimSql(ns, queues.length)}`,
+        [queues as string[], limit, crypto.randomUUID()],
+      )
+      plan = (row!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan
+      throw new Error('rollback')
+    })
+    .catch((error: Error) => {
+      if (error.message !== 'rollback') throw error
+    })
+  return nodes(plan!)
+}
+
+async function fill(queue: string, count: number, priority: number, delayMs = 0): Promise<void> {
+  await db.sql`insert into iddqueue.messages (id, queue, actor, priority, eta)
+    select gen_random_uuid(), ${queue}, 'job', ${priority}, now() + ${delayMs} * interval '1 millisecond'
+      from generate_series(1, ${count})`
+}
+
+/** Rows read from the messages table by every scan of the plan. */
+function rowsRead(plan: readonly PlanNode[]): number {
+  return plan
+    .filter((n) => n['Relation Name'] === 'messages' && n['Node Type'] !== 'ModifyTable')
+    .filter((n) => n['Index Name'] !== 'messages_pkey')
+    .reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0)
+}
+
+describe('the claim plan', () => {
+  it('over three queues: one ready-index probe per queue, no sort, reads about the batch, not the backlog', async () => {
+    const queues = [uniqueQueue('a'), uniqueQueue('b'), uniqueQueue('c')]
+    for (const queue of queues) await fill(queue, 3_000, 0)
+    await db.sql`analyze iddqueue.messages`
+    const plan = await explainClaim(queues, 30)
+    expect(plan.filter((n) => n['Node Type'].includes('Sort'))).toEqual([])
+    expect(
+      plan.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'messages'),
+    ).toEqual([])
+    expect(
+      plan.filter(
+        (n) => n['Node Type'] === 'Bitmap Index Scan' && n['Index Name'] !== 'messages_pkey',
+      ),
+    ).toEqual([])
+    const locks = plan.filter((n) => n['Node Type'] === 'LockRows')
+    expect(locks).toHaveLength(1)
+    const probe = nodes(locks[0]!).find((n) => n['Index Name'] === 'messages_ready')!
+    expect(probe['Actual Loops']).toBe(3) // one locked probe per queue
+    expect(plan[0]!['Actual Rows']).toBe(30)
+    // Counting and locking each read a queue's share (10); levels read one row per queue.
+    expect(rowsRead(plan)).toBeLessThan(120)
+  })
+
+  it('over one queue behind a delayed backlog of higher priority: reads the batch, not the delayed rows', async () => {
+    const queue = uniqueQueue('delayed')
+    await fill(queue, 5_000, 0, 3_600_000)
+    await fill(queue, 1_000, 10)
+    await db.sql`analyze iddqueue.messages`
+    const plan = await explainClaim([queue], 20)
+    expect(plan.filter((n) => n['Node Type'].includes('Sort'))).toEqual([])
+    expect(plan[0]!['Actual Rows']).toBe(20)
+    expect(rowsRead(plan)).toBeLessThan(60)
+  })
+
+  it('how long to sleep reads one row per queue and priority level, not the backlog', async () => {
+    const queues = [uniqueQueue('eta'), uniqueQueue('eta')]
+    await fill(queues[0]!, 4_000, 0, 3_600_000)
+    await fill(queues[0]!, 10, 5, 60_000)
+    await fill(queues[1]!, 4_000, 3, 120_000)
+    await db.sql`analyze iddqueue.messages`
+    const [row] = await db.sql.unsafe(`explain (analyze, format json) ${nextEtaSql(ns)}`, [queues])
+    const plan = nodes((row!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan)
+    expect(plan.filter((n) => n['Node Type'].includes('Sort'))).toEqual([])
+    expect(rowsRead(plan)).toBeLessThan(20)
+    const [wait] = await db.sql.unsafe<{ wait_ms: number }[]>(nextEtaSql(ns), [queues])
+    expect(wait!.wait_ms).toBeGreaterThan(50_000)
+    expect(wait!.wait_ms).toBeLessThanOrEqual(60_000)
+  })
+})

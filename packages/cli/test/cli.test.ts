@@ -63,8 +63,8 @@ describe('iddqueue CLI', () => {
       [['migrate'], 'no database; pass --url or set DATABASE_URL'],
       [['sql', 'drop'], 'expected "init" or "upgrade", got "drop"'],
       [['--schema', 'x"; drop table y; --', 'sql', 'init'], 'Invalid schema name'],
-      [['failed'], 'iddqueue failed: expected "list" or "show", got ""'],
-      [['failed', 'lst'], 'iddqueue failed: expected "list" or "show", got "lst"'],
+      [['failed'], 'iddqueue failed: expected "list" or "show" or "retry", got ""'],
+      [['failed', 'lst'], 'iddqueue failed: expected "list" or "show" or "retry", got "lst"'],
       [
         ['retry', crypto.randomUUID()],
         'iddqueue retry: no database; pass --url or set DATABASE_URL',

@@ -159,10 +159,14 @@ describe('iddqueue cancel and cancel-status', () => {
       const run = await db.cli(command, 'abc')
       expect(run).toMatchObject({ code: 2, stdout: '' })
       expect(run.stderr).toContain(`iddqueue ${command}: invalid message id "abc": expected a UUID`)
-      const missing = await db.cli(command)
-      expect(missing.code).toBe(2)
-      expect(missing.stderr).toContain(`iddqueue ${command}: missing ID`)
     }
+    const missing = await db.cli('cancel-status')
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('iddqueue cancel-status: missing ID')
+    // Without an ID, cancel needs --all: a forgotten ID never cancels a queue.
+    const bare = await db.cli('cancel')
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toContain('iddqueue cancel: cancel needs an ID, or --all')
     expect(await states(db.sql, queue)).toEqual({ queued: 1 })
   })
 })

@@ -99,6 +99,8 @@ describe('--plugins', () => {
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout).applied.map((m: { owner: string }) => m.owner)).toEqual([
       '@iddqueue/core',
+      '@iddqueue/core',
+      '@iddqueue/core',
       'acme-audit',
       'local-audit',
     ])

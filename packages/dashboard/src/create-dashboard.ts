@@ -16,6 +16,7 @@ import { DashboardRequest } from './dashboard-request.js'
 import { DashboardData } from './data/dashboard-data.js'
 import { listMessages, parseMessageFilter } from './data/list-messages.js'
 import { listWorkers } from './data/list-workers.js'
+import { queueLimits } from './data/queue-limits.js'
 import { html, type SafeHtml } from './html/html.js'
 import { layout } from './html/layout.js'
 import type { PageContext } from './html/page-context.js'
@@ -261,6 +262,7 @@ async function route(rt: DashboardRuntime, req: DashboardRequest): Promise<Respo
     const schedules = scheduler
       ? (await scheduler.list()).filter((s) => s.queue === queue)
       : undefined
+    const limits = await queueLimits(rt.broker, queue, new Set(messages.items.map((m) => m.actor)))
     return page(
       req,
       200,
@@ -271,6 +273,7 @@ async function route(rt: DashboardRuntime, req: DashboardRequest): Promise<Respo
         throughput: throughput.get(queue),
         messages,
         schedules,
+        limits,
       }),
     )
   }

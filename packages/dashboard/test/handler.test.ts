@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { coordination } from '@iddqueue/coordination'
 import { attemptHistory } from '@iddqueue/core'
 import { results } from '@iddqueue/results'
 import { createScheduler, scheduler } from '@iddqueue/scheduler'
@@ -126,6 +127,27 @@ describe('message view', () => {
     const page = await new DashboardClient(dashboard).page(`/messages/${id}`)
     expect(page).toContain('Attempt history')
     expect(page).toContain('No attempt recorded')
+    await dashboard.close()
+  })
+})
+
+describe('queue limits', () => {
+  it("shows the queue's limits when the coordination plugin is installed", async () => {
+    const coord = coordination()
+    const broker = db.broker({ plugins: [coord] })
+    const dashboard = createDashboard({ broker })
+    const queue = uniqueQueue()
+    const client = new DashboardClient(dashboard)
+    expect(await client.page(`/queues/${queue}`)).toContain('No limit on this queue')
+    await coord.setLimit({ queue }, { concurrency: 3, rate: { limit: 10, periodMs: 1_000 } })
+    const page = await client.page(`/queues/${queue}`)
+    expect(page).toContain(`data-limit="queue:${queue}"`)
+    expect(page).toContain('10 per 1 s')
+    const plain = createDashboard({ broker: db.broker() })
+    expect(await new DashboardClient(plain).page(`/queues/${queue}`)).not.toContain(
+      '<h2>Limits</h2>',
+    )
+    await plain.close()
     await dashboard.close()
   })
 })

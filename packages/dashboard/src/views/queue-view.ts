@@ -1,8 +1,9 @@
 import type { QueueStats } from '@iddqueue/metrics'
 import type { ScheduleInfo } from '@iddqueue/scheduler'
 import type { MessagePage } from '../data/list-messages.js'
+import type { LimitRow } from '../data/queue-limits.js'
 import type { Throughput } from '../data/throughput.js'
-import { formatDuration } from '../html/format.js'
+import { formatDuration, formatTime } from '../html/format.js'
 import { html, type SafeHtml } from '../html/html.js'
 import { actionButton, layout, nextLink } from '../html/layout.js'
 import type { PageContext } from '../html/page-context.js'
@@ -20,6 +21,8 @@ export function queueView(
     readonly throughput: Throughput | undefined
     readonly messages: MessagePage
     readonly schedules: readonly ScheduleInfo[] | undefined
+    /** Undefined without the coordination plugin. */
+    readonly limits: readonly LimitRow[] | undefined
   },
 ): SafeHtml {
   const { queue, stats } = data
@@ -33,9 +36,18 @@ export function queueView(
 <dt>rejected</dt><dd><a href="${page.base}/failed?queue=${encodeURIComponent(queue)}">${stats.rejected}</a></dd><dt>cancelled</dt><dd>${stats.cancelled}</dd>
 </dl>
 ${throughputChart(data.throughput)}
+${data.limits === undefined ? '' : html`<h2>Limits</h2>${limitTable(data.limits)}`}
 ${data.schedules === undefined ? '' : html`<h2>Schedules</h2>${scheduleTable(page, data.schedules)}`}
 <h2>Messages</h2>
 ${messageTable(page, data.messages.items)}
 ${nextLink(page, '/messages', [['queue', queue]], ['before', data.messages.nextBefore])}`
   return layout(page, { title: `Queue ${queue}`, nav: 'overview', live: true }, body)
+}
+
+function limitTable(limits: readonly LimitRow[]): SafeHtml {
+  if (limits.length === 0) return html`<p class="muted">No limit on this queue or its actors.</p>`
+  return html`<table><thead><tr><th>scope</th><th>name</th><th class="num">concurrency</th><th>rate</th><th>held until</th></tr></thead><tbody>${limits.map(
+    (l) =>
+      html`<tr data-limit="${l.scope}:${l.name}"><td>${l.scope}</td><td>${l.name}</td><td class="num">${l.concurrency ?? '–'}</td><td>${l.rate ? `${l.rate.limit} per ${formatDuration(l.rate.periodMs)}` : '–'}</td><td>${formatTime(l.heldUntil)}</td></tr>`,
+  )}</tbody></table>`
 }

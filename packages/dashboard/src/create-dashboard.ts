@@ -10,6 +10,7 @@ import {
 } from '@iddqueue/core'
 import type { QueueStats } from '@iddqueue/metrics'
 import type { Scheduler } from '@iddqueue/scheduler'
+import { sql } from 'kysely'
 import { runAction } from './actions/run-action.js'
 import type { DashboardAuditEvent, DashboardOptions } from './dashboard-options.js'
 import { DashboardRequest } from './dashboard-request.js'
@@ -354,9 +355,17 @@ async function messagePage(
     result = row ? { status: row.status, storedAt: row.stored_at, value: undefined } : null
     resultValue = (row as { value?: unknown } | undefined)?.value
   }
+  // The trace id is not application data: shown without the payload, read from the options alone.
+  const [traced] = await rt.data.rows(
+    rt.data.db
+      .selectFrom('messages')
+      .select(sql<string | null>`options->'trace'->>'traceparent'`.as('traceparent'))
+      .where('id', '=', id),
+  )
   const context = { id, actor: info.actor }
   const detail: MessageDetail = {
     info,
+    ...(traced?.traceparent ? { traceparent: traced.traceparent } : {}),
     ...(attempts ? { attempts } : {}),
     ...(result !== undefined ? { result } : {}),
     ...(allowed

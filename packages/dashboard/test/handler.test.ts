@@ -357,7 +357,10 @@ describe('payload and redaction', () => {
     const queue = uniqueQueue()
     const actor = broker.actor('secret', (_card: string) => {}, { queue })
     const message = await actor.send('4111-1111-1111-1111')
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    await db.sql`update iddqueue.messages set options = ${db.sql.json({ trace: { traceparent } })} where id = ${message.id}`
     const hidden = await client.page(`/messages/${message.id}`)
+    expect(hidden).toContain(traceparent)
     expect(hidden).not.toContain('4111')
     expect(hidden).toContain('Show the payload')
     const shown = await client.page(`/messages/${message.id}?payload=1`)

@@ -208,8 +208,7 @@ async function readForm(request: Request): Promise<URLSearchParams> {
 
 /** Where to go back to: a path below the mount point the form named, else the action's page. */
 function returnPath(value: string | null, action: DashboardAction): string {
-  if (value && value.startsWith('/') && !value.startsWith('//') && !value.includes('\\'))
-    return value
+  if (value?.startsWith('/') && !value.startsWith('//') && !value.includes('\\')) return value
   if ('queue' in action) return `/queues/${encodeURIComponent(action.queue)}`
   if ('id' in action) return `/messages/${action.id}`
   if ('name' in action) return '/schedules'

@@ -14,6 +14,8 @@ export interface StoredResult {
 /** @internal What the message view shows; payload fields only once asked for (and redacted). */
 export interface MessageDetail {
   readonly info: MessageInfo
+  /** The W3C traceparent the tracing plugin stored with the message, if any. */
+  readonly traceparent?: string
   readonly attempts?: readonly AttemptRecord[]
   /** Present when results are stored (the `@iddqueue/results` tables exist). */
   readonly result?: StoredResult | null
@@ -28,8 +30,7 @@ export interface MessageDetail {
 export function messageView(page: PageContext, detail: MessageDetail): SafeHtml {
   const { info } = detail
   const here = `/messages/${info.id}`
-  const trace = (detail.payload?.options as { trace?: { traceparent?: string } } | undefined)?.trace
-    ?.traceparent
+  const trace = detail.traceparent
   const actions = [
     info.state === 'rejected' ? actionButton(page, `${here}/retry`, 'Retry') : '',
     info.state === 'queued' || info.state === 'consumed'

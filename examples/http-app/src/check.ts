@@ -58,6 +58,12 @@ try {
   const bad = await fetch(`${base}/word-count`, { method: 'POST', body: '{"text": 42}' })
   assert.equal(bad.status, 400)
 
+  const dashboard = await fetch(`${base}/admin/queues/`)
+  assert.equal(dashboard.status, 200)
+  assert.match(dashboard.headers.get('content-security-policy') ?? '', /script-src 'self'/)
+  assert.match(await dashboard.text(), /word_count|word-count|Overview/)
+  console.log('GET /admin/queues/ -> 200 (the dashboard)')
+
   for (const child of children) child.kill('SIGTERM')
   const codes = await Promise.all(children.map(async (child) => (await once(child, 'exit'))[0]))
   assert.deepEqual(codes, [0, 0], 'server and worker stop gracefully on SIGTERM')

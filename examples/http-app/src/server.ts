@@ -5,11 +5,14 @@
  *   POST /word-count?waitMs=5000 {"text"}     200 {"id","result"} once the worker stored it,
  *                                             202 {"id","status":"running"} if it takes longer
  *   GET  /healthz                             200 ok (readiness: the broker is set up)
+ *   GET  /admin/queues/                       the iddqueue dashboard (read-only; put your
+ *                                             authentication in front of it in production)
  *
  * SIGTERM/SIGINT: stop accepting connections, let in-flight requests finish,
  * then close the broker (its pool and LISTEN connection).
  */
 import { serve } from '@hono/node-server'
+import { createDashboard, honoHandler } from '@iddqueue/dashboard'
 import { ResultFailure, ResultTimeout } from '@iddqueue/results'
 import { Hono } from 'hono'
 import { createJobs } from './jobs.js'
@@ -40,6 +43,11 @@ app.post('/word-count', async (c) => {
 
 app.get('/healthz', (c) => c.text('ok'))
 
+// The dashboard, read-only (the default): mounted at a runtime base path.
+const dashboard = createDashboard({ broker, basePath: '/admin/queues' })
+app.all('/admin/queues', honoHandler(dashboard))
+app.all('/admin/queues/*', honoHandler(dashboard))
+
 const server = serve(
   {
     fetch: app.fetch,
@@ -52,6 +60,7 @@ const server = serve(
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     console.log(JSON.stringify({ stopping: signal }))
-    server.close(() => void broker.close())
+    // The dashboard first: it ends its live streams, so server.close() is not held open by them.
+    void dashboard.close().then(() => server.close(() => void broker.close()))
   })
 }

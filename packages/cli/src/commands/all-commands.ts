@@ -2,6 +2,7 @@ import type { Command } from '../command.js'
 import { cancelCommand } from './cancel-command.js'
 import { cancelStatusCommand } from './cancel-status-command.js'
 import { checkCommand } from './check-command.js'
+import { dashboardCommand } from './dashboard-command.js'
 import { deleteCommand } from './delete-command.js'
 import { devDbCommand } from './dev-db-command.js'
 import { failedListCommand } from './failed-list-command.js'
@@ -78,6 +79,7 @@ export const SECTIONS: readonly {
   { title: 'workers', commands: [workerCommand] },
   { title: 'metrics', commands: [metricsServeCommand] },
   { title: 'development', commands: [devDbCommand] },
+  { title: 'dashboard', commands: [dashboardCommand] },
 ]
 
 /** @internal Every command by name (`failed list` for a subcommand). */

@@ -223,6 +223,20 @@ export class Broker {
     return this.#core.plugins
   }
 
+  /**
+   * Listens to a notification channel of this broker's namespace on its one
+   * shared LISTEN connection (no new connection), for tools that refresh on
+   * activity, such as a dashboard. Notifications are hints: also poll.
+   * Resolves to a function that stops listening.
+   *
+   * @example
+   * const stop = await broker.subscribe(broker.namespace.channel('wake'), (queue) => refresh(queue))
+   * await stop()
+   */
+  subscribe(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {
+    return this.#core.listener.subscribe(channel, handler)
+  }
+
   /** @internal Shared state for workers, operations and plugins. */
   get context(): BrokerContext {
     return this.#core

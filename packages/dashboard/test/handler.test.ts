@@ -1,0 +1,416 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { coordination } from '@iddqueue/coordination'
+import { attemptHistory } from '@iddqueue/core'
+import { results } from '@iddqueue/results'
+import { createScheduler, scheduler } from '@iddqueue/scheduler'
+import { describe, expect, it } from 'vitest'
+import { createDashboard, type DashboardAction, type DashboardAuditEvent } from '../src/index.js'
+import { DashboardClient, ORIGIN } from './dashboard-client.js'
+import { insertRows, setupDatabase, uniqueQueue, until } from './helpers.js'
+
+const db = setupDatabase()
+
+function setup(options: Partial<Parameters<typeof createDashboard>[0]> = {}) {
+  const broker = db.broker({ plugins: [attemptHistory(), scheduler()] })
+  const audits: DashboardAuditEvent[] = []
+  const dashboard = createDashboard({
+    broker,
+    readOnly: false,
+    onAudit: (event) => audits.push(event),
+    ...options,
+  } as Parameters<typeof createDashboard>[0])
+  return { broker, dashboard, audits, client: new DashboardClient(dashboard) }
+}
+
+async function stateOf(id: string): Promise<string | undefined> {
+  const [row] = await db.sql`select state from iddqueue.messages where id = ${id}`
+  return row?.state as string | undefined
+}
+
+async function rejected(queue: string, count = 1): Promise<string[]> {
+  await insertRows(db.sql, queue, [{ state: 'rejected', count }])
+  const rows =
+    await db.sql`select id from iddqueue.messages where queue = ${queue} and state = 'rejected' order by id`
+  return rows.map((r) => r.id as string)
+}
+
+describe('views', () => {
+  it('serves every view with the security headers and a CSRF cookie', async () => {
+    const { broker, dashboard, client } = setup()
+    const queue = uniqueQueue()
+    const actor = broker.actor('work', () => {}, { queue })
+    const message = await actor.send()
+    await rejected(queue)
+    await createScheduler(broker).create({
+      name: `s_${queue}`,
+      actor: 'work',
+      queue,
+      everyMs: 60_000,
+    })
+    try {
+      for (const path of [
+        '/',
+        `/queues/${queue}`,
+        '/messages',
+        `/messages?queue=${queue}&state=queued`,
+        `/messages/${message.id}`,
+        '/failed',
+        `/failed?queue=${queue}`,
+        '/workers',
+        '/schedules',
+      ]) {
+        const response = await client.get(path)
+        const body = await response.text()
+        expect(response.status, `${path}: ${body.slice(0, 300)}`).toBe(200)
+        expect(response.headers.get('content-security-policy')).toContain("script-src 'self'")
+        expect(response.headers.get('content-security-policy')).not.toContain('unsafe-inline')
+        expect(response.headers.get('x-frame-options')).toBe('DENY')
+        expect(body).not.toMatch(/<script>|<script [^>]*>[^<]/)
+      }
+      expect(await client.page('/')).toContain(queue)
+      expect(await client.page(`/queues/${queue}`)).toContain(`s_${queue}`)
+      expect(await client.page('/messages')).toContain(message.id)
+      expect(await client.page('/schedules')).toContain(`s_${queue}`)
+      expect(client.cookie).toMatch(/^iddqueue_csrf=/)
+    } finally {
+      await dashboard.close()
+    }
+  })
+
+  it('serves the vendored htmx file, identical to the pinned htmx.org package', async () => {
+    const { dashboard, client } = setup()
+    const response = await client.get('/static/htmx.min.js')
+    expect(response.headers.get('content-type')).toContain('javascript')
+    const served = Buffer.from(await response.arrayBuffer())
+    const require = createRequire(import.meta.url)
+    const original = readFileSync(require.resolve('htmx.org/dist/htmx.min.js'))
+    expect(served.equals(original)).toBe(true)
+    expect((await client.get('/static/dashboard.js')).status).toBe(200)
+    expect((await client.get('/static/nope.js')).status).toBe(404)
+    await dashboard.close()
+  })
+
+  it('paginates messages with a keyset cursor and filters by state, time and args', async () => {
+    const { broker, dashboard, client } = setup()
+    const queue = uniqueQueue()
+    const actor = broker.actor('page', (_n: number) => {}, { queue })
+    const sent = []
+    for (let i = 0; i < 55; i++) sent.push(await actor.send(i))
+    const order = (
+      await db.sql`select id from iddqueue.messages where queue = ${queue} order by id desc`
+    ).map((r) => r.id as string)
+    const first = await client.page(`/messages?queue=${queue}`)
+    const ids = (body: string) => [...body.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1])
+    expect(ids(first)).toEqual(order.slice(0, 50))
+    const next = /href="([^"]+)" rel="next"/.exec(first)![1]!.replaceAll('&amp;', '&')
+    const second = await client.page(next)
+    expect(ids(second)).toEqual(order.slice(50))
+    expect(second).not.toContain('rel="next"')
+    const byArgs = await client.page(`/messages?queue=${queue}&args=${encodeURIComponent('[7]')}`)
+    expect(byArgs).toContain(sent[7]!.id)
+    expect(byArgs).not.toContain(sent[8]!.id)
+    const future = await client.page(`/messages?queue=${queue}&from=2999-01-01T00:00:00Z`)
+    expect(future).not.toContain(sent[0]!.id)
+    expect((await client.get('/messages?state=nope')).status).toBe(400)
+    expect((await client.get('/messages?args=%7Bnot')).status).toBe(400)
+    await dashboard.close()
+  })
+})
+
+describe('message view', () => {
+  it('shows the attempt history of a broker nobody readied yet', async () => {
+    const broker = db.broker({ plugins: [attemptHistory()] })
+    const dashboard = createDashboard({ broker })
+    const queue = uniqueQueue()
+    const [id] = await rejected(queue)
+    const page = await new DashboardClient(dashboard).page(`/messages/${id}`)
+    expect(page).toContain('Attempt history')
+    expect(page).toContain('No attempt recorded')
+    await dashboard.close()
+  })
+})
+
+describe('queue limits', () => {
+  it("shows the queue's limits when the coordination plugin is installed", async () => {
+    const coord = coordination()
+    const broker = db.broker({ plugins: [coord] })
+    const dashboard = createDashboard({ broker })
+    const queue = uniqueQueue()
+    const client = new DashboardClient(dashboard)
+    expect(await client.page(`/queues/${queue}`)).toContain('No limit on this queue')
+    await coord.setLimit({ queue }, { concurrency: 3, rate: { limit: 10, periodMs: 1_000 } })
+    const page = await client.page(`/queues/${queue}`)
+    expect(page).toContain(`data-limit="queue:${queue}"`)
+    expect(page).toContain('10 per 1 s')
+    const plain = createDashboard({ broker: db.broker() })
+    expect(await new DashboardClient(plain).page(`/queues/${queue}`)).not.toContain(
+      '<h2>Limits</h2>',
+    )
+    await plain.close()
+    await dashboard.close()
+  })
+})
+
+describe('stored results', () => {
+  it('shows a stored result, its value only with the payload and through redact', async () => {
+    const broker = db.broker({ plugins: [attemptHistory(), results()] })
+    const dashboard = createDashboard({
+      broker,
+      redact: (value, { field }) => (field === 'result' ? { masked: true } : value),
+    })
+    const queue = uniqueQueue()
+    const actor = broker.actor('answer', () => ({ secret: 'forty-two' }), {
+      queue,
+      storeResults: true,
+    })
+    const message = await actor.send()
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
+    await worker.start()
+    await message.result({ timeoutMs: 30_000 })
+    await worker.stop()
+    const client = new DashboardClient(dashboard)
+    const page = await client.page(`/messages/${message.id}`)
+    expect(page).toContain('<h2>Result</h2><p>success')
+    expect(page).not.toContain('forty-two')
+    const shown = await client.page(`/messages/${message.id}?payload=1`)
+    expect(shown).toContain('masked')
+    expect(shown).not.toContain('forty-two')
+    expect(shown).toMatch(/<td>successful<\/td>/)
+    await dashboard.close()
+  })
+})
+
+describe('base path', () => {
+  it('answers only below its base path and links within it', async () => {
+    const { dashboard, client } = setup({ basePath: '/admin/queues/' })
+    expect(dashboard.basePath).toBe('/admin/queues')
+    expect((await client.get('/')).status).toBe(404)
+    expect((await client.get('/admin/queuesx')).status).toBe(404)
+    const body = await client.page('/admin/queues')
+    expect(body).toContain('href="/admin/queues/messages"')
+    expect(body).toContain('src="/admin/queues/static/htmx.min.js"')
+    expect(client.cookie).toBeDefined()
+    const set = (
+      await new DashboardClient(dashboard).get('/admin/queues/workers')
+    ).headers.getSetCookie()[0]
+    expect(set).toContain('Path=/admin/queues')
+    expect(set).toContain('HttpOnly')
+    expect(set).toContain('SameSite=Strict')
+    const queue = uniqueQueue()
+    const response = await client.post(`/admin/queues/queues/${queue}/pause`, {
+      return: `/queues/${queue}`,
+    })
+    expect(response.status).toBe(303)
+    expect(response.headers.get('location')).toMatch(
+      new RegExp(`^/admin/queues/queues/${queue}\\?notice=`),
+    )
+    expect(() => createDashboard({ broker: db.broker(), basePath: 'no-slash' })).toThrow(/basePath/)
+    await dashboard.close()
+  })
+})
+
+describe('read-only mode', () => {
+  it('is the default: no buttons, every mutation refused, nothing changed', async () => {
+    const broker = db.broker()
+    const dashboard = createDashboard({ broker })
+    const client = new DashboardClient(dashboard)
+    const queue = uniqueQueue()
+    const [id] = await rejected(queue)
+    const page = await client.page(`/messages/${id}`)
+    expect(page).not.toContain('method="post"')
+    expect(page).toContain('read-only')
+    for (const [path, fields] of [
+      [`/messages/${id}/retry`, {}],
+      [`/queues/${queue}/pause`, {}],
+      ['/messages/bulk', { op: 'retry-selected', ids: id! }],
+    ] as const) {
+      const response = await client.post(path, fields, { token: 'x'.repeat(32) })
+      expect(response.status, path).toBe(403)
+    }
+    expect(await stateOf(id!)).toBe('rejected')
+    expect(await broker.isPaused(queue)).toBe(false)
+    await dashboard.close()
+  })
+})
+
+describe('CSRF', () => {
+  it('refuses a mutation without the token, with a wrong one, or from another origin', async () => {
+    const { broker, dashboard, client, audits } = setup()
+    const queue = uniqueQueue()
+    await client.page('/')
+    const refusals = [
+      await client.post(`/queues/${queue}/pause`, {}, { token: null }),
+      await client.post(`/queues/${queue}/pause`, {}, { token: 'A'.repeat(32) }),
+      await client.post(`/queues/${queue}/pause`, {}, { headers: { origin: 'http://evil.test' } }),
+      await client.post(
+        `/queues/${queue}/pause`,
+        {},
+        { headers: { 'sec-fetch-site': 'cross-site' } },
+      ),
+      // A fresh browser (no cookie) cannot replay someone else's token.
+      await new DashboardClient(dashboard).post(
+        `/queues/${queue}/pause`,
+        {},
+        { token: client.token! },
+      ),
+    ]
+    for (const response of refusals) expect(response.status).toBe(403)
+    expect(await broker.isPaused(queue)).toBe(false)
+    expect(audits).toEqual([])
+    expect((await client.post(`/queues/${queue}/pause`)).status).toBe(303)
+    expect(await broker.isPaused(queue)).toBe(true)
+    await dashboard.close()
+  })
+})
+
+describe('authorization and audit', () => {
+  it('asks authorize for every mutation and audits each outcome', async () => {
+    const asked: DashboardAction[] = []
+    let allow = false
+    const { broker, dashboard, client, audits } = setup({
+      authorize: (request, action) => {
+        expect(request.url.startsWith(ORIGIN)).toBe(true)
+        asked.push(action)
+        return allow
+      },
+      identify: () => 'ada',
+    })
+    const queue = uniqueQueue()
+    const ids = await rejected(queue, 3)
+    const actor = broker.actor('later', () => {}, { queue: `${queue}_q` })
+    const queued = await actor.sendWithOptions({ args: [], delayMs: 3_600_000 })
+    const posts: [string, Record<string, string | string[]>][] = [
+      [`/queues/${queue}/pause`, {}],
+      [`/queues/${queue}/resume`, {}],
+      [`/messages/${ids[0]}/retry`, {}],
+      [`/messages/${queued.id}/cancel`, {}],
+      ['/messages/bulk', { op: 'retry-selected', ids: [ids[1]!] }],
+      ['/messages/bulk', { op: 'cancel-selected', ids: [queued.id] }],
+      ['/messages/bulk', { op: 'retry-matching', queue, state: 'rejected' }],
+      ['/messages/bulk', { op: 'cancel-matching', queue: `${queue}_q`, state: 'queued' }],
+      ['/schedules/nightly/disable', {}],
+      ['/schedules/nightly/enable', {}],
+    ]
+    for (const [path, fields] of posts) {
+      expect((await client.post(path, fields)).status, path).toBe(403)
+    }
+    expect(asked.map((a) => a.kind)).toEqual([
+      'pause',
+      'resume',
+      'retry',
+      'cancel',
+      'retry-selected',
+      'cancel-selected',
+      'retry-matching',
+      'cancel-matching',
+      'schedule-disable',
+      'schedule-enable',
+    ])
+    expect(audits.map((a) => a.outcome)).toEqual(new Array(posts.length).fill('refused'))
+    expect(audits[0]).toMatchObject({ user: 'ada', action: { kind: 'pause', queue } })
+    for (const id of ids) expect(await stateOf(id)).toBe('rejected')
+    expect(await stateOf(queued.id)).toBe('queued')
+
+    allow = true
+    audits.length = 0
+    expect((await client.post(`/messages/${ids[0]}/retry`)).status).toBe(303)
+    expect(await stateOf(ids[0]!)).toBe('queued')
+    expect(
+      (await client.post('/messages/bulk', { op: 'retry-selected', ids: [ids[1]!] })).status,
+    ).toBe(303)
+    expect(await stateOf(ids[1]!)).toBe('queued')
+    expect(
+      (await client.post('/messages/bulk', { op: 'retry-matching', queue, state: 'rejected' }))
+        .status,
+    ).toBe(303)
+    expect(await stateOf(ids[2]!)).toBe('queued')
+    expect((await client.post(`/messages/${queued.id}/cancel`)).status).toBe(303)
+    expect(await stateOf(queued.id)).toBe('cancelled')
+    expect(audits.map((a) => [a.action.kind, a.outcome])).toEqual([
+      ['retry', 'done'],
+      ['retry-selected', 'done'],
+      ['retry-matching', 'done'],
+      ['cancel', 'done'],
+    ])
+    expect(audits[2]!.result).toEqual({ retried: 1, dryRun: false })
+    // "All matching" is offered only for what core's bulk filters can express.
+    const refused = await client.post('/messages/bulk', {
+      op: 'retry-matching',
+      queue,
+      state: 'rejected',
+      args: '[1]',
+    })
+    expect(refused.status).toBe(400)
+    await dashboard.close()
+  })
+})
+
+describe('payload and redaction', () => {
+  it('hides arguments until asked, asks authorize, and passes them through redact', async () => {
+    let allowPayload = true
+    const { broker, dashboard, client } = setup({
+      authorize: (_request, action) => action.kind !== 'payload' || allowPayload,
+      redact: (value, context) =>
+        context.field === 'args' ? (value as unknown[]).map(() => '[redacted]') : value,
+    })
+    const queue = uniqueQueue()
+    const actor = broker.actor('secret', (_card: string) => {}, { queue })
+    const message = await actor.send('4111-1111-1111-1111')
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    await db.sql`update iddqueue.messages set options = ${db.sql.json({ trace: { traceparent } })} where id = ${message.id}`
+    const hidden = await client.page(`/messages/${message.id}`)
+    expect(hidden).toContain(traceparent)
+    expect(hidden).not.toContain('4111')
+    expect(hidden).toContain('Show the payload')
+    const shown = await client.page(`/messages/${message.id}?payload=1`)
+    expect(shown).toContain('[redacted]')
+    expect(shown).not.toContain('4111')
+    expect(await client.page(`/messages?queue=${queue}`)).not.toContain('4111')
+    allowPayload = false
+    const refused = await client.get(`/messages/${message.id}?payload=1`)
+    expect(refused.status).toBe(403)
+    expect(await refused.text()).not.toContain('redacted')
+    await dashboard.close()
+  })
+})
+
+describe('live events', () => {
+  it('streams a change when a message is sent from elsewhere, with one shared poll for all streams', async () => {
+    const { broker, dashboard } = setup({ pollIntervalMs: 250 })
+    const queue = uniqueQueue()
+    const streams = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const controller = new AbortController()
+        const response = await dashboard(
+          new Request(`${ORIGIN}/events`, { signal: controller.signal }),
+        )
+        expect(response.headers.get('content-type')).toContain('text/event-stream')
+        const reader = response.body!.getReader()
+        let text = ''
+        const read = (async () => {
+          for (;;) {
+            const { value, done } = await reader.read()
+            if (done) return
+            text += new TextDecoder().decode(value)
+          }
+        })()
+        return { controller, read, text: () => text }
+      }),
+    )
+    await until(() => streams.every((s) => s.text().includes('connected')))
+    const other = db.broker()
+    await other.actor('outside', () => {}, { queue }).send()
+    await until(
+      () => streams.every((s) => s.text().includes('event: change')),
+      20_000,
+      'a change event',
+    )
+    for (const s of streams) s.controller.abort()
+    await Promise.all(streams.map((s) => s.read.catch(() => {})))
+    const polls = (dashboard as unknown as { polls?: number }).polls
+    expect(polls).toBeUndefined()
+    await dashboard.close()
+    void broker
+  })
+})

@@ -8,6 +8,7 @@ export type {
   ActorResult,
   ContextRule,
   Handler,
+  StepArgs,
 } from './actor/actor-context.js'
 export type { ActorDefinition } from './actor/actor-definition.js'
 export {

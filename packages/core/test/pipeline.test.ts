@@ -88,6 +88,38 @@ describe('pipeline', () => {
     expect(done.get(steps[2].id)?.args).toEqual(['n=', 42])
   })
 
+  it('types a step by every argument but the last, which the previous result fills in', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue('step')
+    const seen: unknown[][] = []
+    const fetchPrice = broker.actor('fetch_price', (sku: string) => (sku === 'lamp' ? 4_500 : 0), {
+      queue,
+    })
+    const discount = broker.actor(
+      'discount',
+      (percent: number, cents: number) => {
+        seen.push([percent, cents])
+        return Math.round(cents * (1 - percent / 100))
+      },
+      { queue },
+    )
+    const format = broker.actor('format', (cents: number) => `€${(cents / 100).toFixed(2)}`, {
+      queue,
+    })
+    // Required parameters all the way: step() leaves out the last one.
+    expectTypeOf(discount.step).parameters.toEqualTypeOf<[percent: number]>()
+    expectTypeOf(format.step).parameters.toEqualTypeOf<[]>()
+    // @ts-expect-error message() still wants every argument
+    discount.message(10)
+    const pipeline = broker.pipeline([fetchPrice.message('lamp'), discount.step(10), format.step()])
+    expectTypeOf(pipeline).toEqualTypeOf<Pipeline<string>>()
+    await pipeline.run()
+    await drain(broker, [queue])
+    expect(seen).toEqual([[10, 4_500]])
+    const done = await rowsOf(pipeline.messages.map((m) => m.id))
+    expect(done.get(pipeline.messages[2]!.id)?.args).toEqual([4_050])
+  })
+
   it('stops at a step that fails for good: the next step is never sent', async () => {
     const broker = db.broker()
     const queue = uniqueQueue('stop')

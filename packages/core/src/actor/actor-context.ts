@@ -88,6 +88,16 @@ type IsContext<T> = 0 extends 1 & T
         ? true
         : false
 
+/**
+ * The arguments of a pipeline step built with `actor.step()`: every argument
+ * of the handler but the last, which the previous step's result fills in.
+ *
+ * @example
+ * const applyDiscount = async (percent: number, cents: number) => cents * (1 - percent / 100)
+ * type Step = StepArgs<typeof applyDiscount> // [percent: number]
+ */
+export type StepArgs<H extends Handler> = DropLast<ActorArgs<H>>
+
 /** A tuple without its last element, keeping which elements are optional. */
 type DropLast<T extends readonly unknown[]> = number extends T['length']
   ? T

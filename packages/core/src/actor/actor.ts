@@ -1,6 +1,6 @@
 import type { SendOptions } from '../enqueue/enqueue-options.js'
 import type { Message } from '../message/message.js'
-import type { ActorArgs, ActorResult, Handler } from './actor-context.js'
+import type { ActorArgs, ActorResult, Handler, StepArgs } from './actor-context.js'
 import type { ResolvedActorOptions } from './actor-options.js'
 
 /**
@@ -56,6 +56,16 @@ export interface Actor<H extends Handler = Handler> {
   ): Promise<Message<ActorArgs<H>, ActorResult<H>>>
   /** Builds an unsent message, for `enqueueMany`, pipelines and groups. */
   message(...args: ActorArgs<H>): Message<ActorArgs<H>, ActorResult<H>>
+  /**
+   * Builds an unsent pipeline step: a message with every argument but the
+   * last, which the previous step's result fills in when the pipeline runs.
+   *
+   * @example
+   * const fetchPrice = broker.actor('fetch_price', async (sku: string) => 4_500)
+   * const discount = broker.actor('discount', (percent: number, cents: number) => cents * (1 - percent / 100))
+   * await broker.pipeline([fetchPrice.message('lamp'), discount.step(10)]).run()
+   */
+  step(...args: StepArgs<H>): Message<ActorArgs<H>, ActorResult<H>>
   /** Builds an unsent message with a priority or message-level options. */
   messageWithOptions(
     options: MessageWithOptions<ActorArgs<H>>,
@@ -96,6 +106,7 @@ export function createActor<H extends Handler>(
     sendWithOptions: ({ args, options: extra, ...send }: SendWithOptions<ActorArgs<H>>) =>
       host.enqueue(build(args, options.priority, extra), send) as Promise<M>,
     message: (...args: ActorArgs<H>) => build(args),
+    step: (...args: StepArgs<H>) => build(args),
     messageWithOptions: ({ args, priority, options: extra }: MessageWithOptions<ActorArgs<H>>) =>
       build(args, priority ?? options.priority, extra),
   })

@@ -95,7 +95,7 @@ describe('reschedule and runNow', () => {
     await expect(broker.reschedule(id, { eta: Date.now(), delayMs: 5 })).rejects.toThrow(
       /delayMs or eta, not both/,
     )
-    await expect(broker.reschedule(id, { priority: 1.5 })).rejects.toThrow(/invalid priority/)
+    await expect(broker.reschedule(id, { priority: 1.5 })).rejects.toThrow(/Invalid priority 1\.5/)
     await expect(broker.reschedule(id, { when: 1 } as never)).rejects.toThrow(
       /Unknown reschedule option/,
     )

@@ -77,10 +77,11 @@ describe(`a ${Math.round(SOAK_MS / 1000)} s soak with 10% failing handlers`, () 
             .join('; ') +
           `; ${rows?.n} rows in the table, ${old?.n} past the retention bound`,
       )
-      // Flat: after the first tenth (warm-up), no tenth below a third of the best
-      // (the machine is shared with other jobs, so a tenth can dip).
+      // Flat: after the first tenth (warm-up), no tenth stalls. A sixth of the
+      // best, not less: CI machines are shared, so a tenth can dip a lot
+      // without anything being wrong; a stall or a collapse still fails.
       const steady = perSecond.slice(1)
-      expect(Math.min(...steady)).toBeGreaterThan(Math.max(...steady) / 3)
+      expect(Math.min(...steady)).toBeGreaterThan(Math.max(...steady) / 6)
       // RSS: no growth worth a leak over the run (first tenth skipped: warm-up).
       for (const r of rss) expect(r.last - r.first).toBeLessThan(64 * 1024 * 1024)
       expect(old?.n).toBe(0)

@@ -75,8 +75,14 @@ describe('transactional actors', () => {
   })
 
   it.each([false, true])(
-    'commits the handler writes durably (synchronous_commit stays on; deleteOnSuccess %s)',
+    "commits with the server's synchronous_commit, never the batch's 'off' (deleteOnSuccess %s)",
     async (deleteOnSuccess) => {
+      // The server's own setting ('on' by default; the embedded test server
+      // runs with 'off'): a transactional run must not lower it, as the
+      // worker's batch settles do (decision 0007).
+      const [server] = await db.sql<
+        { mode: string }[]
+      >`select current_setting('synchronous_commit') as mode`
       const modes: string[] = []
       const broker = db.broker({
         deleteOnSuccess,
@@ -107,7 +113,7 @@ describe('transactional actors', () => {
       await worker.start()
       await until(() => modes.length === 1, WAIT_MS, 'the settle hook')
       await worker.stop()
-      expect(modes).toEqual(['on'])
+      expect(modes).toEqual([server!.mode])
       expect(await effects(message.id)).toEqual(['durable'])
     },
   )

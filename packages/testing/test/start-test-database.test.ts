@@ -74,6 +74,44 @@ describe('startTestDatabase', () => {
     )
   })
 
+  it('IDDQUEUE_TEST_PG=14 starts the embedded PostgreSQL 14, ignoring DATABASE_URL', async () => {
+    vi.stubEnv('DATABASE_URL', 'postgres://root@127.0.0.1:5432/test')
+    vi.stubEnv('IDDQUEUE_TEST_MODE', '')
+    vi.stubEnv('IDDQUEUE_TEST_PG', '14')
+    const { lines, log } = captureLog()
+    const server = await startTestDatabase({ log })
+    const dataDir = dataDirFrom(lines)
+    try {
+      expect(server.mode).toBe('embedded')
+      expect(lines[0]).toBe('PostgreSQL 14 asked for: mode embedded')
+      const [row] = await withSql(server.url, (sql) => sql`show server_version_num`)
+      expect(Math.floor(Number(row?.server_version_num) / 10_000)).toBe(14)
+    } finally {
+      await server.stop()
+    }
+    expect(existsSync(dataDir)).toBe(false)
+  })
+
+  it('rejects an IDDQUEUE_TEST_PG it cannot provide, naming it', async () => {
+    vi.stubEnv('IDDQUEUE_TEST_PG', '15')
+    const error = await startTestDatabase({ log: () => {} }).catch((e) => e)
+    expect(TestDatabaseError.isInstance(error)).toBe(true)
+    expect(error.message).toBe('IDDQUEUE_TEST_PG must be one of 14, 18, got "15"')
+  })
+
+  it("refuses a PostgreSQL version with mode 'env', which cannot choose it", async () => {
+    const error = await startTestDatabase({
+      mode: 'env',
+      postgresVersion: 14,
+      url: 'postgres://x@127.0.0.1/y',
+      log: () => {},
+    }).catch((e) => e)
+    expect(TestDatabaseError.isInstance(error)).toBe(true)
+    expect(error.message).toBe(
+      'PostgreSQL 14 was asked for (option `postgresVersion`), which only mode \'embedded\' provides, but the mode is "env"',
+    )
+  })
+
   it("mode 'container' fails fast without a container runtime", async () => {
     const started = Date.now()
     const error = await startTestDatabase({ mode: 'container', log: () => {} }).catch((e) => e)

@@ -10,6 +10,7 @@ import { TestDatabaseError } from '../test-database-error.js'
 import { shutDownOnExit } from './exit-cleanup.js'
 import { freePort } from './free-port.js'
 import { loadEmbeddedPostgres } from './load-embedded-postgres.js'
+import type { EmbeddedPostgresVersion } from './postgres-version.js'
 import {
   killPostmaster,
   postmasterPid,
@@ -34,7 +35,8 @@ const postgresFlags = [
 
 /**
  * Starts a private PostgreSQL server with embedded-postgres in a fresh data
- * directory under `os.tmpdir()`.
+ * directory under `os.tmpdir()`: PostgreSQL 18, or 14 from the optional
+ * `embedded-postgres-14` package.
  *
  * `stop()` stops the server and removes the data directory. If this process
  * exits or is signalled first, exit hooks shut the server down; if it is
@@ -45,8 +47,9 @@ const postgresFlags = [
 export async function startEmbeddedDatabase(
   log: (message: string) => void,
   settings: Readonly<Record<string, string>> = {},
+  version: EmbeddedPostgresVersion = 18,
 ): Promise<TestDatabase> {
-  const EmbeddedPostgresClass = await loadEmbeddedPostgres()
+  const EmbeddedPostgresClass = await loadEmbeddedPostgres(version)
   const dataDir = await mkdtemp(join(tmpdir(), 'iddqueue-pg-'))
   // As root, the server runs as user postgres, which must be able to enter it.
   await chmod(dataDir, 0o755)
@@ -109,7 +112,9 @@ export async function startEmbeddedDatabase(
 
   let pid = await postmasterPid(dataDir)
   let forget = pid === undefined ? () => {} : shutDownOnExit(pid)
-  log(`mode embedded: PostgreSQL is listening on 127.0.0.1:${port} (data directory ${dataDir})`)
+  log(
+    `mode embedded: PostgreSQL ${version} is listening on 127.0.0.1:${port} (data directory ${dataDir})`,
+  )
 
   let stopping: Promise<void> | undefined
   let running = server

@@ -10,6 +10,14 @@ export type WorkerReport =
   | { readonly finished: number }
   | { readonly log: string; readonly level: string }
   | { readonly rss: number }
+  | { readonly retained: RetainedMemory }
+
+/** Memory left after a forced full collection, in bytes (`process.memoryUsage()`'s fields). */
+export interface RetainedMemory {
+  readonly heapUsed: number
+  readonly external: number
+  readonly arrayBuffers: number
+}
 
 /**
  * A worker in its own process (test/fixtures/chaos-worker.mjs), consuming
@@ -25,6 +33,8 @@ export class WorkerProcess {
   readonly logs: { level: string; text: string }[] = []
   /** Resident set size samples, one a second, in bytes. */
   readonly rss: number[] = []
+  /** With `exposeGc`: the memory left after a forced full collection, one sample a second. */
+  readonly retained: RetainedMemory[] = []
   readonly exited: Promise<number | null>
   #exited = false
 
@@ -37,6 +47,8 @@ export class WorkerProcess {
       staleAfterMs?: number
       handlerMs?: number
       workerOptions?: Record<string, unknown>
+      /** Run it with --expose-gc, so it also reports `retained` memory. */
+      exposeGc?: boolean
     } = {},
   ) {
     this.child = fork(
@@ -50,7 +62,10 @@ export class WorkerProcess {
         String(options.handlerMs ?? 1),
         ...(options.workerOptions ? [JSON.stringify(options.workerOptions)] : []),
       ],
-      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+      {
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        ...(options.exposeGc ? { execArgv: [...process.execArgv, '--expose-gc'] } : {}),
+      },
     )
     this.child.on('message', (m: WorkerReport) => {
       if ('ready' in m) this.id = m.ready
@@ -58,6 +73,7 @@ export class WorkerProcess {
       else if ('finished' in m) this.finished.add(m.finished)
       else if ('log' in m) this.logs.push({ level: m.level, text: m.log })
       else if ('rss' in m) this.rss.push(m.rss)
+      else if ('retained' in m) this.retained.push(m.retained)
     })
     this.exited = new Promise((resolve) =>
       this.child.on('exit', (code) => {

@@ -318,9 +318,11 @@ function pluginClauses(core: BrokerContext, queues: readonly string[]): ClaimCla
     throw new InvalidOptionError('Two plugins choose the claimed rows (ClaimClauses.pick)')
   const withs = all.flatMap((clauses) => (clauses.with ? [clauses.with] : []))
   const eligibles = all.flatMap((clauses) => (clauses.eligible ? [`(${clauses.eligible})`] : []))
+  const wakeAts = all.flatMap((clauses) => (clauses.wakeAt ? [clauses.wakeAt] : []))
   return {
     ...(withs.length > 0 ? { with: withs.join(',\n') } : {}),
     ...(eligibles.length > 0 ? { eligible: eligibles.join(' and ') } : {}),
     ...(picks[0] ? { pick: picks[0] } : {}),
+    ...(wakeAts.length > 0 ? { wakeAt: `least(${wakeAts.join(', ')})` } : {}),
   }
 }

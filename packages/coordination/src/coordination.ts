@@ -135,11 +135,12 @@ export interface CoordinationPlugin extends IddqueuePlugin {
   purge(options?: PurgeCoordinationOptions): Promise<number>
   /**
    * Sets (or, with `null` values, clears) a limit for a queue, an actor or
-   * a key, stored in the plugin's table for every process to read. The
-   * claim enforces a concurrency set for an actor or a key on the messages
-   * that hold a slot of it (actors with the `concurrency` option), from the
-   * next claim on; queue limits and rates are stored and listed, not
-   * enforced by the claim yet (see docs/coordination.md).
+   * a key, stored in the plugin's table for every process to read. It
+   * overrides the value of a limit the messages carry (declared with the
+   * actor options `concurrency` / `rate` or `coordination({ limits })`),
+   * from the next claim on; a limit no message carries is stored and
+   * listed only (the claim learns which limits a message counts against
+   * when it is sent).
    *
    * @example
    * await coord.setLimit({ key: 'customer:42' }, { concurrency: 2, rate: { limit: 10, periodMs: 1_000 } })
@@ -147,7 +148,9 @@ export interface CoordinationPlugin extends IddqueuePlugin {
    */
   setLimit(target: LimitTarget, values: LimitValues): Promise<void>
   /**
-   * Every stored limit, with the keys `RateLimited` throws hold.
+   * Every limit: stored ones, the keys `RateLimited` throws hold, and the
+   * declared limits the claim has counted, with their running messages and,
+   * for a rate, the places free now and when the next one frees.
    *
    * @example
    * const held = (await coord.listLimits()).filter((limit) => limit.heldUntil !== null)

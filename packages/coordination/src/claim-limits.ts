@@ -316,21 +316,28 @@ export function limitOptions(
   return all.length > 0 ? { limits: all } : undefined
 }
 
-/** @internal Whether any message of these actors and queues may carry a limit. */
-export function hasLimits(
+/**
+ * @internal The most limits a message of these actors and queues carries
+ * (0: none may carry one, so the claim needs no clause).
+ */
+export function limitPlaces(
   queues: readonly string[],
   actors: readonly ActorDefinition[],
   declared: DeclaredLimits,
-): boolean {
-  return (
-    queues.some((queue) => declared.queues.has(queue)) ||
-    actors.some(
-      (actor) =>
-        actor.options.concurrency !== undefined ||
-        actor.options.rate !== undefined ||
-        declared.actors.has(actor.name),
-    )
-  )
+): number {
+  const onQueue = (queue: string) => {
+    const values = declared.queues.get(queue)
+    return (values?.concurrency !== undefined ? 1 : 0) + (values?.rate !== undefined ? 1 : 0)
+  }
+  let most = Math.max(0, ...queues.map(onQueue))
+  for (const actor of actors) {
+    const onActor = declared.actors.get(actor.name)
+    const concurrency =
+      actor.options.concurrency !== undefined || onActor?.concurrency !== undefined
+    const rate = actor.options.rate !== undefined || onActor?.rate !== undefined
+    most = Math.max(most, (concurrency ? 1 : 0) + (rate ? 1 : 0) + onQueue(actor.queue))
+  }
+  return most
 }
 
 /** @internal `claimClauses`: the limited claim when a message of the worker's queues may carry a limit. */
@@ -340,10 +347,11 @@ export function limitClauses(
   actors: readonly ActorDefinition[],
   declared: DeclaredLimits,
 ): ClaimClauses | undefined {
-  if (!setup || !hasLimits(queues, actors, declared)) return undefined
+  const places = limitPlaces(queues, actors, declared)
+  if (!setup || places === 0) return undefined
   return {
     with: saturatedSql(setup.ns),
-    eligible: eligibleSql,
+    eligible: eligibleSql(places),
     wakeAt: wakeAtSql(setup.ns),
     pick: { overfetch: OVERFETCH, ...pickSql(setup.ns, OVERFETCH) },
   }

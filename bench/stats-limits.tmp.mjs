@@ -7,6 +7,7 @@ const base = 'postgres://root@127.0.0.1:5432'
 const admin = postgres(`${base}/test`, { max: 1, onnotice: () => {} })
 const db = `stats_limits_${process.pid}`
 await admin.unsafe(`create database ${db}`)
+if (process.env.NOJIT) await admin.unsafe(`alter database ${db} set jit = off`)
 const url = `${base}/${db}`
 const times = {}
 const client = postgres(url, { max: 10, onnotice: () => {} })
@@ -22,7 +23,12 @@ broker.on('worker:claimed', (e) => claims.push(e))
 const worker = broker.worker({ queues: ['bench'], concurrency: 16 })
 const t0 = performance.now()
 await worker.start()
+const waits = {}
+let sampling = true
+const sampler = (async () => { while (sampling) { const rows = await client`select coalesce(wait_event_type || ':' || wait_event, 'cpu') as w, left(query, 30) as q from pg_stat_activity where datname = ${db} and state = 'active' and pid <> pg_backend_pid()`; for (const r of rows) { const k = r.q.slice(0, 20) + ' ' + r.w; waits[k] = (waits[k] ?? 0) + 1 } ; await new Promise((r) => setTimeout(r, 20)) } })()
 await all
+sampling = false; await sampler
+console.log(waits)
 const secs = (performance.now() - t0) / 1000
 await worker.stop()
 const sum = (xs) => xs.reduce((s, x) => s + x, 0)

@@ -1,7 +1,7 @@
-import type { ActorContext } from '@iddqueue/core'
+import { type ActorContext, InvalidIdentifierError, InvalidOptionError } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
 import { coordination, RateLimited } from '../src/index.js'
-import { runChild, setupDatabase, uniqueQueue } from './helpers.js'
+import { rejection, runChild, setupDatabase, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -138,8 +138,119 @@ describe('rate limits the claim enforces', () => {
       await db.sql`select state, retries, started_at from iddqueue.messages where id = ${message.id}`
     expect(row).toMatchObject({ state: 'done', retries: 0 })
     expect(attempts).toEqual([1, 1])
-    expect(
-      (row?.started_at as Date).getTime() - (first[0]?.at as Date).getTime(),
-    ).toBeGreaterThanOrEqual(300)
+    expect(Number(row?.started_at) - Number(first[0]?.at)).toBeGreaterThanOrEqual(300)
+  })
+})
+
+describe('bad input for rate and declared limits', () => {
+  it('coordination({ limits }) refuses bad declarations before any SQL', () => {
+    const bad: unknown[] = [
+      'emails',
+      [null],
+      [{ queue: 'q', actor: 'a', concurrency: 1 }],
+      [{ concurrency: 1 }],
+      [{ queue: 'q', concurency: 1 }],
+      [{ queue: 'q' }],
+      ...[0, -1, Number.NaN, 1.5, '2'].map((concurrency) => [{ queue: 'q', concurrency }]),
+      [{ queue: 'q', rate: { limit: 0, periodMs: 1_000 } }],
+      [{ queue: 'q', rate: { limit: 10_001, periodMs: 1_000 } }],
+      [{ queue: 'q', rate: { limit: 1, periodMs: 0 } }],
+      [{ queue: 'q', rate: { limit: 1, periodMs: 1.5 } }],
+      [{ queue: 'q', rate: 5 }],
+      [{ actor: 'k'.repeat(10_000), concurrency: 1 }],
+      [{ queue: 'bad queue!', concurrency: 1 }],
+      [
+        { queue: 'q', concurrency: 1 },
+        { queue: 'q', rate: { limit: 1, periodMs: 1 } },
+      ],
+    ]
+    for (const limits of bad) {
+      let error: unknown
+      try {
+        coordination({ limits: limits as never })
+      } catch (thrown) {
+        error = thrown
+      }
+      const typed = InvalidOptionError.isInstance(error) || InvalidIdentifierError.isInstance(error)
+      expect(typed, JSON.stringify(limits)).toBe(true)
+    }
+  })
+
+  it('refuses bad rate options at declaration and bad rate keys at send, storing nothing', async () => {
+    const broker = db.broker({
+      plugins: [
+        coordination({
+          purgeIntervalMs: false,
+          limits: [{ actor: 'declared', rate: { limit: 1, periodMs: 1 } }],
+        }),
+      ],
+    })
+    await broker.ready()
+    const queue = uniqueQueue()
+    const rates: unknown[] = [
+      5,
+      { limit: 0, periodMs: 1_000 },
+      { limit: -1, periodMs: 1_000 },
+      { limit: Number.NaN, periodMs: 1_000 },
+      { limit: 1.5, periodMs: 1_000 },
+      { limit: 10_001, periodMs: 1_000 },
+      { limit: 1, periodMs: 0 },
+      { limit: 1, periodMs: -5 },
+      { limit: 1, periodMs: 1_000, key: 'not a function' },
+      { limit: 1, periodMs: 1_000, burst: 2 },
+    ]
+    for (const [i, rate] of rates.entries()) {
+      expect(() => broker.actor(`bad_${i}`, () => {}, { queue, rate: rate as never })).toThrow(
+        InvalidOptionError,
+      )
+    }
+    // The plugin already declares this actor's rate.
+    expect(() =>
+      broker.actor('declared', () => {}, { queue, rate: { limit: 2, periodMs: 1_000 } }),
+    ).toThrow(InvalidOptionError)
+    const throwing = broker.actor('throwing', (_n: number) => {}, {
+      queue,
+      rate: {
+        limit: 1,
+        periodMs: 1_000,
+        key: () => {
+          throw new Error('no key')
+        },
+      },
+    })
+    const numeric = broker.actor('numeric', (n: number) => n, {
+      queue,
+      rate: { limit: 1, periodMs: 1_000, key: (n: number) => n as unknown as string },
+    })
+    const long = broker.actor('long', (_n: number) => {}, {
+      queue,
+      rate: { limit: 1, periodMs: 1_000, key: () => 'x'.repeat(10_000) },
+    })
+    const plain = broker.actor('plain', () => {}, { queue })
+    for (const send of [
+      () => throwing.send(1),
+      () => numeric.send(1),
+      () => long.send(1),
+      () => throwing.sendWithOptions({ args: [1], options: { rateKey: 'x'.repeat(10_000) } }),
+      () => throwing.sendWithOptions({ args: [1], options: { rateKey: 42 } }),
+      () => plain.sendWithOptions({ args: [], options: { rateKey: 'k' } }),
+    ]) {
+      const error = await rejection((async () => send())())
+      expect(InvalidOptionError.isInstance(error), String(error)).toBe(true)
+    }
+    const [row] =
+      await db.sql`select count(*)::int as n from iddqueue.messages where queue = ${queue}`
+    expect(row?.n).toBe(0)
+  })
+
+  it('setLimit refuses a rate above 10,000 per period', async () => {
+    const coord = coordination({ purgeIntervalMs: false })
+    const broker = db.broker({ plugins: [coord] })
+    await broker.ready()
+    const error = await rejection(
+      coord.setLimit({ key: 'k' }, { rate: { limit: 10_001, periodMs: 1_000 } }),
+    )
+    expect(InvalidOptionError.isInstance(error)).toBe(true)
+    expect((await coord.listLimits()).some((limit) => limit.name === 'k')).toBe(false)
   })
 })

@@ -43,6 +43,7 @@ export const purgeCommand: Command = {
           onProgress,
         })
         const plugins: number[] = []
+        if (purgers.length > 0) await broker.ready() // sets the plugins up
         for (const purger of purgers) plugins.push(await purger.purge(batchSize))
         return { result, plugins }
       },

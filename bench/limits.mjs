@@ -84,7 +84,9 @@ async function drain(name) {
 const rates = Object.fromEntries(Object.keys(VARIANTS).map((name) => [name, []]))
 for (let run = 0; run < RUNS; run++) {
   // plain twice, around the others: the ratios use their mean, which cancels some drift.
-  for (const name of (process.env.LIM_VARIANTS ?? 'plain,plugin,keyed,global,rated,plain').split(',')) {
+  for (const name of (process.env.LIM_VARIANTS ?? 'plain,plugin,keyed,global,rated,plain').split(
+    ',',
+  )) {
     const rate = await drain(name)
     rates[name].push(rate)
     console.log(`run ${run + 1} ${name}: ${rate.toFixed(0)} jobs/s`)

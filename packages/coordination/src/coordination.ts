@@ -125,7 +125,8 @@ export interface CoordinationPlugin extends IddqueuePlugin {
    */
   group<const M extends readonly Message[]>(messages: M): CoordinatedGroup<M>
   /**
-   * Deletes expired slots, buckets, window hits, barriers and groups of the
+   * Deletes expired slots, buckets, window hits, barriers, groups and idle
+   * claim rate windows of the
    * broker's namespace, in bounded batches, and returns how many rows.
    * Brokers with the plugin also do it every `purgeIntervalMs`.
    *

@@ -5,9 +5,10 @@
 //   plugin     @iddqueue/coordination installed, no limit configured
 //   keyed      a concurrency key on every message (1,000 keys, limit 2 each)
 //   global     one actor-wide limit of 16 (the worker's concurrency)
+//   rated      a rate key on every message (1,000 keys, 100 per second each: never binding)
 // Each variant drains in its own fresh database; worker concurrency 16,
 // library defaults otherwise (as W3). Usage, from bench/ with the packages built:
-//   flock /tmp/iddqueue-bench.lock node limits.mjs [--jobs 20000] [--runs 1]
+//   flock -x /tmp/iddqueue-load.lock node limits.mjs [--jobs 20000] [--runs 1]
 import { parseArgs } from 'node:util'
 import { coordination } from '@iddqueue/coordination'
 import { createBroker } from '@iddqueue/core'
@@ -32,6 +33,10 @@ const VARIANTS = {
   plugin: { plugin: true, options: {} },
   keyed: { plugin: true, options: { concurrency: { key: (i) => `k${i % KEYS}`, limit: 2 } } },
   global: { plugin: true, options: { concurrency: { limit: CONCURRENCY } } },
+  rated: {
+    plugin: true,
+    options: { rate: { key: (i) => `k${i % KEYS}`, limit: 100, periodMs: 1_000 } },
+  },
 }
 
 async function drain(name) {
@@ -79,7 +84,9 @@ async function drain(name) {
 const rates = Object.fromEntries(Object.keys(VARIANTS).map((name) => [name, []]))
 for (let run = 0; run < RUNS; run++) {
   // plain twice, around the others: the ratios use their mean, which cancels some drift.
-  for (const name of (process.env.LIM_VARIANTS ?? 'plain,plugin,keyed,global,plain').split(',')) {
+  for (const name of (process.env.LIM_VARIANTS ?? 'plain,plugin,keyed,global,rated,plain').split(
+    ',',
+  )) {
     const rate = await drain(name)
     rates[name].push(rate)
     console.log(`run ${run + 1} ${name}: ${rate.toFixed(0)} jobs/s`)

@@ -1,8 +1,10 @@
 /**
  * Calls to an external API with a per-customer limit, across every worker:
- * at most 2 requests in flight per customer (a concurrent limiter shared
- * through PostgreSQL), and a 429 answer puts the message back until the
- * provider's Retry-After without burning an attempt (RateLimited).
+ * at most 2 requests in flight per customer, enforced by the claim (the
+ * actor's `concurrency` option: a customer at its limit is stepped over and
+ * no worker slot waits for it), and a 429 answer puts the message back
+ * until the provider's Retry-After without burning an attempt, holding the
+ * customer for every worker (RateLimited with the same key).
  *
  * Uses DATABASE_URL when set; otherwise starts an embedded PostgreSQL. Everything
  * lives in its own schema, dropped at the end. With --check, exits 1 unless the
@@ -37,11 +39,6 @@ try {
   const callApi = broker.actor(
     'call_api',
     async (customerId: string, call: number) => {
-      const limiter = coord.concurrentLimiter(`customer:${customerId}`, {
-        limit: PER_CUSTOMER,
-        ttlMs: 60_000,
-      })
-      await using _slot = await limiter.acquire({ waitMs: 30_000 })
       const response = await fetch(`${api.url}/charge?customer=${customerId}&call=${call}`)
       if (response.status === 429) {
         const seconds = Number(response.headers.get('retry-after') ?? 1)
@@ -53,7 +50,11 @@ try {
       if (!response.ok) throw new Error(`API answered ${response.status}`)
       return response.json()
     },
-    { queue: 'api', maxRetries: 0 },
+    {
+      queue: 'api',
+      maxRetries: 0,
+      concurrency: { key: (customerId: string) => `customer:${customerId}`, limit: PER_CUSTOMER },
+    },
   )
 
   const messages = []

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { setupDatabase, states, uniqueQueue } from './helpers.js'
 
@@ -34,6 +35,23 @@ describe('iddqueue purge', () => {
 
     const json = await db.cli('purge', '--older-than-ms', '0', '--json')
     expect(json.json()).toEqual({ messages: 0, deduplicationKeys: 0 })
+  })
+
+  it('with --plugins @iddqueue/coordination, also purges the expired coordination rows', async () => {
+    // The built plugin, given as a path (as --plugins accepts); the CLI's own dependencies do not include it.
+    const plugin = fileURLToPath(new URL('../../coordination/dist/index.js', import.meta.url))
+    expect((await db.cli('migrate', '--plugins', plugin)).code).toBe(0)
+    await db.sql`insert into iddqueue.coordination_buckets (key, bucket, count, expires_at)
+      values ('expired', 1, 1, now() - interval '1 minute'), ('live', 1, 1, now() + interval '1 hour')`
+    const run = await db.cli('purge', '--plugins', plugin)
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run.stdout).toBe(
+      'purged 0 messages and 0 deduplication keys\npurged 1 coordination row\n',
+    )
+    const left = await db.sql`select key from iddqueue.coordination_buckets`
+    expect(left.map((row) => row.key)).toEqual(['live'])
+    const json = await db.cli('purge', '--plugins', plugin, '--json')
+    expect(json.json()).toEqual({ messages: 0, deduplicationKeys: 0, coordination: 0 })
   })
 
   it('refuses a malformed retention with exit 2', async () => {

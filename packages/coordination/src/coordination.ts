@@ -3,12 +3,14 @@ import { Barrier, type BarrierOptions } from './barrier.js'
 import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
 import { checkDuration } from './check.js'
 import {
-  checkConcurrencyOption,
+  checkDeclaredLimits,
+  checkLimitOptions,
+  type DeclaredLimit,
   limitClauses,
+  limitOptions,
+  limitsOf,
   reconcileSlots,
   releaseSlots,
-  slotOf,
-  slotOptions,
 } from './claim-limits.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
@@ -39,7 +41,10 @@ const PURGE_BATCH = 5_000
  * Options of {@link coordination}.
  *
  * @example
- * const coord = coordination({ groupTtlMs: 3_600_000, purgeIntervalMs: false })
+ * const coord = coordination({
+ *   groupTtlMs: 3_600_000,
+ *   limits: [{ queue: 'emails', concurrency: 8, rate: { limit: 50, periodMs: 1_000 } }],
+ * })
  */
 export interface CoordinationOptions {
   /** How long a group's state lives by default, in ms. Default 86,400,000 (one day). */
@@ -48,6 +53,12 @@ export interface CoordinationOptions {
   readonly pollIntervalMs?: number
   /** How often the broker deletes expired coordination rows, in ms; `false` never. Default hourly. */
   readonly purgeIntervalMs?: number | false
+  /**
+   * Limits the claim enforces on every message of a queue or of an actor,
+   * beside the actors' own `concurrency` and `rate` options. Checked here:
+   * a bad value or an unknown key throws `InvalidOptionError`.
+   */
+  readonly limits?: readonly DeclaredLimit[]
 }
 
 /**
@@ -114,7 +125,8 @@ export interface CoordinationPlugin extends IddqueuePlugin {
    */
   group<const M extends readonly Message[]>(messages: M): CoordinatedGroup<M>
   /**
-   * Deletes expired slots, buckets, window hits, barriers and groups of the
+   * Deletes expired slots, buckets, window hits, barriers, groups and idle
+   * claim rate windows of the
    * broker's namespace, in bounded batches, and returns how many rows.
    * Brokers with the plugin also do it every `purgeIntervalMs`.
    *
@@ -124,11 +136,12 @@ export interface CoordinationPlugin extends IddqueuePlugin {
   purge(options?: PurgeCoordinationOptions): Promise<number>
   /**
    * Sets (or, with `null` values, clears) a limit for a queue, an actor or
-   * a key, stored in the plugin's table for every process to read. The
-   * claim enforces a concurrency set for an actor or a key on the messages
-   * that hold a slot of it (actors with the `concurrency` option), from the
-   * next claim on; queue limits and rates are stored and listed, not
-   * enforced by the claim yet (see docs/coordination.md).
+   * a key, stored in the plugin's table for every process to read. It
+   * overrides the value of a limit the messages carry (declared with the
+   * actor options `concurrency` / `rate` or `coordination({ limits })`),
+   * from the next claim on; a limit no message carries is stored and
+   * listed only (the claim learns which limits a message counts against
+   * when it is sent).
    *
    * @example
    * await coord.setLimit({ key: 'customer:42' }, { concurrency: 2, rate: { limit: 10, periodMs: 1_000 } })
@@ -136,7 +149,9 @@ export interface CoordinationPlugin extends IddqueuePlugin {
    */
   setLimit(target: LimitTarget, values: LimitValues): Promise<void>
   /**
-   * Every stored limit, with the keys `RateLimited` throws hold.
+   * Every limit: stored ones, the keys `RateLimited` throws hold, and the
+   * declared limits the claim has counted, with their running messages and,
+   * for a rate, the places free now and when the next one frees.
    *
    * @example
    * const held = (await coord.listLimits()).filter((limit) => limit.heldUntil !== null)
@@ -180,15 +195,16 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     options.purgeIntervalMs === undefined || options.purgeIntervalMs === false
       ? (options.purgeIntervalMs ?? 3_600_000)
       : checkDuration('coordination()', 'purgeIntervalMs', options.purgeIntervalMs)
+  const declared = checkDeclaredLimits(options.limits)
   const latch = new SetupLatch<CoordinationSetup>('coordination()')
 
   return {
     name: migrationSet.owner,
     migrations: migrationSet.migrations,
-    actorOptions: ['concurrency'],
-    checkActor: checkConcurrencyOption,
-    messageOptions: slotOptions,
-    claimClauses: (_queues, actors) => limitClauses(latch.current, actors),
+    actorOptions: ['concurrency', 'rate'],
+    checkActor: (actor) => checkLimitOptions(actor, declared),
+    messageOptions: (build) => limitOptions(build, declared),
+    claimClauses: (queues, actors) => limitClauses(latch.current, queues, actors, declared),
     middleware: {
       // A RateLimited throw hands the message back, due when the limit
       // ends, with its retry budget intact; the retry middleware (outside
@@ -207,7 +223,7 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
         }
         return { kind: 'requeue', delayMs: limited.delayMs }
       },
-      settleFor: (message) => groupOf(message) !== undefined || slotOf(message) !== undefined,
+      settleFor: (message) => groupOf(message) !== undefined || limitsOf(message).length > 0,
       async settle(event) {
         const setup = latch.current
         if (!setup) return

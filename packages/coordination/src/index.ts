@@ -1,7 +1,13 @@
 export { Barrier, type BarrierOptions, type BarrierWaitOptions } from './barrier.js'
 export type { BucketLimiterOptions } from './bucket-limiter.js'
 export { MAX_KEY_LENGTH } from './check.js'
-export type { ConcurrencyOption, CoordinationActorOptions } from './claim-limits.js'
+export {
+  type ConcurrencyOption,
+  type CoordinationActorOptions,
+  type DeclaredLimit,
+  MAX_RATE_LIMIT,
+  type RateOption,
+} from './claim-limits.js'
 export type { ConcurrentLimiterOptions } from './concurrent-limiter.js'
 export {
   type CoordinationOptions,
@@ -24,7 +30,7 @@ export type { WindowLimiterOptions } from './window-limiter.js'
 
 import type { CoordinationActorOptions } from './claim-limits.js'
 
-// The plugin's actor option (`concurrency`), typed on `broker.actor()` once the package is imported.
+// The plugin's actor options (`concurrency`, `rate`), typed on `broker.actor()` once the package is imported.
 declare module '@iddqueue/core' {
   interface ActorOptions extends CoordinationActorOptions {}
 }

@@ -1,5 +1,6 @@
 import { assertQueueName, InvalidOptionError } from '@iddqueue/core'
 import { checkDuration, checkInteger, checkKey } from './check.js'
+import { MAX_RATE_LIMIT } from './claim-limits.js'
 import type { CoordinationLatch } from './coordination-setup.js'
 import { dropEmptyLimitSql, listLimitsSql, setLimitSql } from './sql/limits-sql.js'
 
@@ -41,6 +42,10 @@ export interface LimitInfo {
   /** Messages holding a slot of this limit now (running). */
   readonly running: number
   readonly rate: { readonly limit: number; readonly periodMs: number } | null
+  /** For a rate: the places free now (starts the claim may still make in this period). */
+  readonly tokens: number | null
+  /** For a rate with no place free: when the next one frees. */
+  readonly nextTokenAt: Date | null
   /** Set while a `RateLimited` throw with this key holds it. */
   readonly heldUntil: Date | null
   readonly updatedAt: Date
@@ -54,6 +59,8 @@ interface Row {
   rate_limit: number | null
   rate_period_ms: number | null
   held_until: Date | null
+  tokens: number | null
+  full_until: Date | null
   updated_at: Date
 }
 
@@ -90,7 +97,7 @@ export async function setLimit(
   if (values.rate != null) {
     if (typeof values.rate !== 'object')
       throw new InvalidOptionError(`Invalid rate for ${what}: expected { limit, periodMs }`)
-    rateLimit = checkInteger(what, 'rate.limit', values.rate.limit)
+    rateLimit = checkInteger(what, 'rate.limit', values.rate.limit, { max: MAX_RATE_LIMIT })
     periodMs = checkDuration(what, 'rate.periodMs', values.rate.periodMs)
   }
   const setup = await latch.wait('set a limit')
@@ -113,6 +120,8 @@ export async function listLimits(latch: CoordinationLatch): Promise<LimitInfo[]>
       row.rate_limit === null || row.rate_period_ms === null
         ? null
         : { limit: row.rate_limit, periodMs: row.rate_period_ms },
+    tokens: row.tokens,
+    nextTokenAt: row.tokens === 0 ? row.full_until : null,
     heldUntil: row.held_until,
     updatedAt: row.updated_at,
   }))

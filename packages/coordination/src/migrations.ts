@@ -7,7 +7,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -114,6 +114,25 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
   name text not null,
   running integer not null default 0,
   cap integer not null,
+  granted integer not null default 0,
+  updated_at timestamptz not null default now(),
+  primary key (scope, name)
+)`,
+    ],
+  },
+  {
+    version: 4,
+    name: 'create-rate-windows',
+    up: (ns) => [
+      // One row per claim-enforced rate limit (decision 0014): the start
+      // times of its newest messages, at most `cap` of them inside the
+      // period; the claim reserves a batch's places with a guarded upsert.
+      `create table ${table(ns, 'coordination_rates')} (
+  scope text not null,
+  name text not null,
+  starts timestamptz[] not null default '{}',
+  cap integer not null,
+  period_ms bigint not null,
   granted integer not null default 0,
   updated_at timestamptz not null default now(),
   primary key (scope, name)

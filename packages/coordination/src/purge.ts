@@ -1,5 +1,10 @@
 import type { CoordinationSetup } from './coordination-setup.js'
-import { EXPIRING_TABLES, purgeExpiredSql, purgeLocksSql } from './sql/purge-sql.js'
+import {
+  EXPIRING_TABLES,
+  purgeExpiredSql,
+  purgeLocksSql,
+  purgeRateWindowsSql,
+} from './sql/purge-sql.js'
 
 /** @internal Deletes expired coordination rows in batches of `batchSize`; returns how many. */
 export async function purgeCoordination(
@@ -10,6 +15,7 @@ export async function purgeCoordination(
   for (const sql of [
     ...EXPIRING_TABLES.map((name) => purgeExpiredSql(setup.ns, name)),
     purgeLocksSql(setup.ns),
+    purgeRateWindowsSql(setup.ns),
   ]) {
     for (;;) {
       const [row] = await setup.executor.query<{ deleted: number }>(sql, [batchSize])

@@ -11,6 +11,7 @@ export type CoordinationTableName =
   | 'coordination_group_members'
   | 'coordination_limits'
   | 'coordination_running'
+  | 'coordination_rates'
 
 /** @internal The quoted, schema-qualified name of one of the plugin's tables. */
 export function table(ns: Namespace, name: CoordinationTableName): string {

@@ -56,8 +56,9 @@ describe('limits the claim enforces', () => {
     const sampler = (async () => {
       while (sampling) {
         const rows = await db.sql<{ scope: string; name: string; n: number }[]>`
-          select options->'concurrency'->>'scope' as scope, options->'concurrency'->>'name' as name, count(*)::int as n
-            from iddqueue.messages where queue = ${queue} and state = 'consumed' group by 1, 2`
+          select case substr(e->>'id', 2, 1) when 'k' then 'key' else 'actor' end as scope, substr(e->>'id', 4) as name, count(*)::int as n
+            from iddqueue.messages, jsonb_array_elements(options->'limits') e
+           where queue = ${queue} and state = 'consumed' group by 1, 2`
         samples.push(...rows)
         await new Promise((resolve) => setTimeout(resolve, 5))
       }

@@ -38,15 +38,32 @@ on conflict (scope, name) do update
 }
 
 /**
- * Every limit, by scope and name: the stored ones (setLimit, holds) and the
- * slots of actor options, with the messages running in each now.
+ * Every limit, by scope and name: the stored ones (setLimit, holds), the
+ * concurrency counters and the rate windows of declared limits, with the
+ * messages running in each now, and for a rate the places free now and
+ * when the next one frees.
  */
 export function listLimitsSql(ns: Namespace): string {
-  return `select coalesce(l.scope, k.scope) as scope, coalesce(l.name, k.name) as name,
-       coalesce(l.concurrency, k.cap) as concurrency, l.rate_limit, l.rate_period_ms::float8 as rate_period_ms,
+  const limits = table(ns, 'coordination_limits')
+  const running = table(ns, 'coordination_running')
+  const rates = table(ns, 'coordination_rates')
+  const rateLimit = 'coalesce(l.rate_limit, t.cap)'
+  const period = `coalesce(l.rate_period_ms, t.period_ms) * interval '1 millisecond'`
+  return `with keys as (
+  select scope, name from ${limits} union select scope, name from ${running}
+  union select scope, name from ${rates}
+)
+select x.scope, x.name, coalesce(l.concurrency, k.cap) as concurrency,
+       ${rateLimit} as rate_limit, coalesce(l.rate_period_ms, t.period_ms)::float8 as rate_period_ms,
        case when l.held_until > now() then l.held_until end as held_until,
-       coalesce(k.running, 0) as running, greatest(l.updated_at, k.updated_at) as updated_at
-  from ${table(ns, 'coordination_limits')} l
-  full join ${table(ns, 'coordination_running')} k on k.scope = l.scope and k.name = l.name
+       coalesce(k.running, 0) as running,
+       case when ${rateLimit} is not null then greatest(${rateLimit} - coalesce(
+         (select count(*)::int from unnest(t.starts) s where s > now() - ${period}), 0), 0) end as tokens,
+       (select s + ${period} from unnest(t.starts) s order by s desc offset ${rateLimit} - 1 limit 1) as full_until,
+       greatest(l.updated_at, k.updated_at, t.updated_at) as updated_at
+  from keys x
+  left join ${limits} l on l.scope = x.scope and l.name = x.name
+  left join ${running} k on k.scope = x.scope and k.name = x.name
+  left join ${rates} t on t.scope = x.scope and t.name = x.name
  order by 1, 2`
 }

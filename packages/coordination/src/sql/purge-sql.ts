@@ -45,3 +45,22 @@ export function purgeLocksSql(ns: Namespace): string {
 )
 select count(*)::int as deleted from deleted`
 }
+
+/**
+ * Deletes up to `$1` rate windows with no start left inside their period
+ * (a claim updates its window's `updated_at`, so the newest start is no
+ * later than it). Safe against a concurrent claim: the delete re-checks
+ * the row after any lock, and a claim recreates a deleted window empty.
+ *
+ * Parameters: batch size.
+ */
+export function purgeRateWindowsSql(ns: Namespace): string {
+  const rates = table(ns, 'coordination_rates')
+  return `with deleted as (
+  delete from ${rates} where ctid in (
+    select ctid from ${rates} where updated_at < now() - period_ms * interval '1 millisecond' limit $1)
+    and updated_at < now() - period_ms * interval '1 millisecond'
+  returning 1
+)
+select count(*)::int as deleted from deleted`
+}

@@ -29,6 +29,13 @@ export interface ClaimClauses {
    */
   readonly eligible?: string
   /**
+   * An SQL expression (`timestamptz`, may be null) for the earliest time a
+   * row that `eligible` steps over may become eligible (a rate window's next
+   * free place, a held key's end). An idle worker sleeps until the earliest
+   * of that and the next eta, instead of its poll interval.
+   */
+  readonly wakeAt?: string
+  /**
    * Chooses the claimed rows among candidates. The claim then selects
    * `overfetch` times the batch as candidates (locked, in claim order),
    * in a CTE named `claim_candidates (id, pos, options)` (`pos` numbers them
@@ -221,6 +228,8 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Pick
  * first row of one of its priority levels, so it reads one row per (queue,
  * level), walking the levels with one index probe each, never the backlog.
  *
+ * With `clauses.wakeAt`, the earliest of that and the next eta.
+ *
  * Parameters: the queues (`text[]`).
  */
 export function nextEtaSql(ns: Namespace, clauses: ClaimClauses = {}): string {
@@ -237,5 +246,5 @@ firsts(queue, priority, eta) as (
      where r.state = 'queued' and r.queue = fs.queue and r.priority > fs.priority${eligible}
      order by r.priority, r.eta limit 1) n
 )
-select (extract(epoch from min(eta) - now()) * 1000)::float8 as wait_ms from firsts`
+select (extract(epoch from ${clauses.wakeAt ? `least(min(eta), ${clauses.wakeAt})` : 'min(eta)'} - now()) * 1000)::float8 as wait_ms from firsts`
 }

@@ -47,6 +47,8 @@ export class ClaimLoop {
   #nextEtaSql = ''
   /** Candidates per claimed row a plugin's pick asks for. */
   #overfetch = 1
+  /** A plugin's pick chooses the claimed rows (limits): a settle may free places. */
+  #picked = false
   #queues: readonly string[] = []
   /** Claims in flight, and the rows they may bring back. */
   #claims = 0
@@ -96,8 +98,10 @@ export class ClaimLoop {
       this.#claimSql = claimSql(this.core.ns, queues.length, clauses)
       this.#nextEtaSql = nextEtaSql(this.core.ns, clauses)
       this.#overfetch = clauses.pick?.overfetch ?? 1
+      this.#picked = clauses.pick !== undefined
       return
     }
+    this.#picked = false
     this.#claimSql =
       queues.length === 1 ? this.core.statements.claimOne : this.core.statements.claimMany
     this.#nextEtaSql = this.core.statements.nextEta
@@ -172,6 +176,13 @@ export class ClaimLoop {
 
   /** After outcomes are written: a retry this worker scheduled wakes it if nothing else would. */
   afterSettle(entries: readonly SettleEntry[]): void {
+    // A limited claim may have come back short for want of the places this
+    // settle just freed: claim again now, not after the wake-up
+    // notification's round trip.
+    if (this.#picked && this.#idle && entries.length > 0) {
+      this.wake()
+      return
+    }
     let soonest = Number.POSITIVE_INFINITY
     for (const entry of entries) {
       if (entry.outcome.kind === 'failure' && entry.outcome.retryDelayMs !== undefined) {
@@ -318,9 +329,11 @@ function pluginClauses(core: BrokerContext, queues: readonly string[]): ClaimCla
     throw new InvalidOptionError('Two plugins choose the claimed rows (ClaimClauses.pick)')
   const withs = all.flatMap((clauses) => (clauses.with ? [clauses.with] : []))
   const eligibles = all.flatMap((clauses) => (clauses.eligible ? [`(${clauses.eligible})`] : []))
+  const wakeAts = all.flatMap((clauses) => (clauses.wakeAt ? [clauses.wakeAt] : []))
   return {
     ...(withs.length > 0 ? { with: withs.join(',\n') } : {}),
     ...(eligibles.length > 0 ? { eligible: eligibles.join(' and ') } : {}),
     ...(picks[0] ? { pick: picks[0] } : {}),
+    ...(wakeAts.length > 0 ? { wakeAt: `least(${wakeAts.join(', ')})` } : {}),
   }
 }

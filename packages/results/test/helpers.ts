@@ -49,3 +49,24 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   }
   throw new Error(`expected a rejection, got ${JSON.stringify(value)}`)
 }
+
+/**
+ * Resolves once the broker listens on its result channel and none of its
+ * connections is running a query: its waiters have read, found nothing, and
+ * blocked on the notification (the LISTEN is made when the first one blocks).
+ */
+export async function waitersBlocked(sql: postgres.Sql, broker: Broker) {
+  const listen = `listen%${broker.namespace.channel('result')}%`
+  await until(
+    async () => {
+      const [row] = await sql`select
+          count(*) filter (where query ilike ${listen})::int as listening,
+          count(*) filter (where state = 'active' and query not ilike 'listen%')::int as reading
+        from pg_stat_activity
+        where datname = current_database() and application_name = 'iddqueue'`
+      return row?.listening === 1 && row?.reading === 0
+    },
+    10_000,
+    'the result waiters to block',
+  )
+}

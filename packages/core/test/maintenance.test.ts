@@ -94,7 +94,7 @@ describe('maintenance', () => {
   it("a worker's rescuer reports what it recovered once committed (messages:recovered)", async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const job = broker.actor('job', (_i: number) => {}, { queue })
     const [a, b] = await broker.enqueueMany([job.message(1), job.message(2)])
     const dead = crypto.randomUUID()
     await db.sql`insert into iddqueue.workers (id, host, pid, queues, concurrency, heartbeat_at)

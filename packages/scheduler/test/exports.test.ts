@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { publishedInternals } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 
 const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
@@ -21,18 +22,6 @@ describe('the published package', () => {
 
 describe('published types of @iddqueue/scheduler', () => {
   it('hold nothing marked @internal (built with stripInternal)', async () => {
-    const { readdir, readFile } = await import('node:fs/promises')
-    const dist = new URL('../dist/', import.meta.url)
-    const declarations = (await readdir(dist)).filter((file) => file.endsWith('.d.ts'))
-    expect(declarations.length).toBeGreaterThan(0)
-    for (const file of declarations) {
-      expect({
-        file,
-        internal: /@internal/.test(await readFile(new URL(file, dist), 'utf8')),
-      }).toEqual({
-        file,
-        internal: false,
-      })
-    }
+    expect(await publishedInternals(new URL('..', import.meta.url))).toEqual([])
   })
 })

@@ -18,6 +18,7 @@ export type { PgBouncer, StartPgBouncerOptions } from './pgbouncer/start-pgbounc
 export { findPgBouncer, startPgBouncer } from './pgbouncer/start-pgbouncer.js'
 export type { PrepareTemplateDatabaseOptions } from './prepare-template-database.js'
 export { prepareTemplateDatabase } from './prepare-template-database.js'
+export { publishedInternals } from './published-internals.js'
 export { startTestDatabase } from './start-test-database.js'
 export type { StartTestDatabaseOptions } from './start-test-database-options.js'
 export type { RestartOptions, TestDatabase, TestDatabaseMode } from './test-database.js'

@@ -9,6 +9,8 @@ export type {
 export { createTestDatabase } from './create-test-database.js'
 export type { DrainQueuesOptions, JoinableBroker } from './drain-queues.js'
 export { drainQueues } from './drain-queues.js'
+export type { DrainWithWorkerOptions, WorkingBroker } from './drain-with-worker.js'
+export { drainWithWorker } from './drain-with-worker.js'
 export { dropStaleTestDatabases } from './drop-stale-test-databases.js'
 export type { DevDatabase, StartDevDatabaseOptions } from './embedded/start-dev-database.js'
 export { startDevDatabase } from './embedded/start-dev-database.js'

@@ -10,7 +10,8 @@ describe('iddqueue pause, resume and queue-status', () => {
     const queue = uniqueQueue('paused')
     const ran: number[] = []
     const job = broker.actor('job', (n: number) => void ran.push(n), { queue })
-    const worker = broker.worker({ queues: [queue] })
+    // Polls often, so a claim comes soon after the send whatever its wake-up did.
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
     await worker.start()
 
     const paused = await db.cli('pause', queue)

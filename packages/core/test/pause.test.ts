@@ -55,14 +55,14 @@ describe('pause and resume', () => {
 
     // Producers keep publishing; another queue keeps running.
     await brokers[0]!.enqueueMany(Array.from({ length: 10 }, (_, i) => job.message(300 + i)))
-    const published = performance.now()
     await side.send(1)
     await until(() => otherDone.length === 1, 5_000, 'the other queue')
-    // Every worker, woken by these sends, claimed again and found nothing it may take.
+    // Every worker claimed after the pause (its handlers ended, or these sends
+    // woke it) and found nothing it may take, with the backlog still queued.
     await emptyClaimsSince(
       claims,
       workers.map((w) => w.id),
-      published,
+      pausedAt,
     )
     expect(starts.filter((s) => s.at > pausedAt)).toEqual([])
     const paused = await states(db.sql, { queue })

@@ -1,6 +1,6 @@
 import { type ActorContext, uuid7 } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
-import { setupDatabase, sleep, states, uniqueQueue } from './helpers.js'
+import { setupDatabase, states, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -10,7 +10,8 @@ describe('iddqueue pause, resume and queue-status', () => {
     const queue = uniqueQueue('paused')
     const ran: number[] = []
     const job = broker.actor('job', (n: number) => void ran.push(n), { queue })
-    const worker = broker.worker({ queues: [queue] })
+    // Polls often, so a claim comes soon after the send whatever its wake-up did.
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
     await worker.start()
 
     const paused = await db.cli('pause', queue)
@@ -18,8 +19,16 @@ describe('iddqueue pause, resume and queue-status', () => {
     expect(paused.json()).toEqual({ queue, paused: true, workers: 1, acknowledged: 1 })
     expect(await broker.isPaused(queue)).toBe(true)
 
+    let sentAt = Number.POSITIVE_INFINITY
+    const emptyClaim = new Promise<void>((resolve) =>
+      broker.on('worker:claimed', ({ count, durationMs }) => {
+        // A claim that started after the send and took nothing: the pause held it back.
+        if (count === 0 && performance.now() - durationMs > sentAt) resolve()
+      }),
+    )
     await job.send(1)
-    await sleep(300)
+    sentAt = performance.now()
+    await emptyClaim
     expect(ran).toEqual([])
     expect(await states(db.sql, queue)).toEqual({ queued: 1 })
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createBroker } from '@iddqueue/core'
+import { waitFor } from '@iddqueue/testing'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import { describe, expect, it } from 'vitest'
 import { runCli } from './helpers.js'
@@ -14,12 +15,9 @@ function withoutDatabaseUrl(): NodeJS.ProcessEnv {
   return env
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (check()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
+/** Waits for `check` (every 50 ms, 15 s at most), or fails naming `what`. */
+function until(check: () => boolean, what: string): Promise<void> {
+  return waitFor(check, { timeoutMs: 15_000, intervalMs: 50, message: what })
 }
 
 describe('iddqueue metrics serve', () => {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { waitFor } from '@iddqueue/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { setupDatabase } from './helpers.js'
 
@@ -135,13 +136,17 @@ describe('iddqueue scheduler', () => {
       child.once('exit', (code) => resolve(code)),
     )
     try {
-      for (let i = 0; i < 600 && !stderr.includes('scheduler running'); i++)
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(stderr).toContain('scheduler running')
+      await waitFor(() => stderr.includes('scheduler running'), {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        message: 'scheduler running',
+      })
       await cli('schedule', 'create', 'live', 'beat', '--every-ms', '3600000')
-      for (let i = 0; i < 600 && !stderr.includes('published live'); i++)
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(stderr).toContain('published live')
+      await waitFor(() => stderr.includes('published live'), {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        message: 'published live',
+      })
     } finally {
       child.kill('SIGTERM')
     }

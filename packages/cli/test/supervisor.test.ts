@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createBroker } from '@iddqueue/core'
+import { waitFor } from '@iddqueue/testing'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import postgres from 'postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -56,12 +57,9 @@ function supervise(args: string[], env: Record<string, string> = {}): Supervisor
   return { child, exited, stderr: () => stderr }
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (let i = 0; i < 1_200; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
+/** Waits for `check` (every 50 ms, 60 s at most), or fails naming `what`. */
+function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  return waitFor(check, { timeoutMs: 60_000, intervalMs: 50, message: what })
 }
 
 async function enqueue(count: number): Promise<void> {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createBroker } from '@iddqueue/core'
+import { waitFor } from '@iddqueue/testing'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -30,12 +31,9 @@ function withoutDatabaseUrl(): NodeJS.ProcessEnv {
   return env
 }
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
+/** Waits for `check` (every 50 ms, 15 s at most), or fails naming `what`. */
+function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  return waitFor(check, { timeoutMs: 15_000, intervalMs: 50, message: what })
 }
 
 async function states(): Promise<Record<string, string>> {

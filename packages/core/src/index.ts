@@ -113,6 +113,9 @@ export type {
   SettledMessage,
   SettleEvent,
 } from './plugin/middleware-interface.js'
+export { NotificationWaiter } from './plugin/notification-waiter.js'
+export type { NotificationWaitersOptions } from './plugin/notification-waiters.js'
+export { NotificationWaiters } from './plugin/notification-waiters.js'
 export { SetupLatch } from './plugin/setup-latch.js'
 export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runtime/events.js'
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'

@@ -10,7 +10,7 @@ import {
   type Message,
   type SendOptions,
 } from '../src/index.js'
-import { collectNotifications, setupDatabase, sleep } from './helpers.js'
+import { collectNotifications, setupDatabase, until } from './helpers.js'
 
 const db = setupDatabase()
 /** The wake-up channel of the default namespace (what `broker.namespace.channel('wake')` gives). */
@@ -198,7 +198,9 @@ describe('deduplication keys', () => {
     expect(ttl).toBeGreaterThanOrEqual(300)
     expect(ttl).toBeLessThan(400)
 
-    await sleep(400)
+    // The key was made a second ago: PostgreSQL's clock says it expired.
+    await db.sql`update iddqueue.deduplication
+      set created_at = created_at - interval '1 second', expires_at = expires_at - interval '1 second'`
     const second = await tick.sendWithOptions({ args: [3], ...dedup })
     expect(second.id).not.toBe(first.id)
     expect(second.args).toEqual([3])
@@ -505,8 +507,16 @@ describe('deduplication in a caller transaction', () => {
     const concurrent = job.sendWithOptions({ args: [2], ...dedup }).finally(() => {
       settled = true
     })
-    await sleep(200)
-    // Blocked on the uncommitted claim.
+    // Blocked on the uncommitted claim: its connection waits on a lock.
+    await until(
+      async () =>
+        (
+          await db.sql`select 1 from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`
+        ).length > 0,
+      10_000,
+      'the concurrent send to wait on the key',
+    )
     expect(settled).toBe(false)
     release()
     await transaction

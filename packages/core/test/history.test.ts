@@ -9,7 +9,7 @@ import {
   type Logger,
   uuid7,
 } from '../src/index.js'
-import { setupDatabase, sleep, states, uniqueQueue, until } from './helpers.js'
+import { recordEvents, setupDatabase, sleep, states, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -131,8 +131,9 @@ describe('attempt history', () => {
     expect(await states(db.sql, { queue })).toEqual({ queued: 1 })
 
     // The abandoned handler ends later: its outcome is not recorded.
+    const finished = recordEvents(broker, 'message:finished')
     release()
-    await sleep(100)
+    await until(() => finished.length === 1, 5_000, 'the abandoned run to finish')
     let { items } = await history.listAttempts(message.id)
     expect(items).toHaveLength(1)
     expect(items[0]).toMatchObject({
@@ -157,7 +158,9 @@ describe('attempt history', () => {
     const queue = uniqueQueue()
     const old = broker.actor('old', () => 1, { queue, maxAgeMs: 1 })
     const message = await old.send()
-    await sleep(20)
+    // Sent a minute ago, by PostgreSQL's clock.
+    await db.sql`update iddqueue.messages set enqueued_at = enqueued_at - interval '1 minute'
+      where id = ${message.id}`
     const worker = broker.worker()
     await worker.start()
     await broker.join({ queues: [queue] })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ActorContext } from '../src/index.js'
-import { setupDatabase, sleep, states, uniqueQueue, until } from './helpers.js'
+import { setupDatabase, states, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 const DAY = 24 * 3600 * 1000
@@ -23,7 +23,9 @@ describe('maintenance', () => {
     await age(queue, 'queued', 40) // queued rows are never purged, however old
     await job.sendWithOptions({ args: [99], dedupKey: 'short', dedupTtlMs: 1 })
     await job.sendWithOptions({ args: [98], dedupKey: 'long', dedupTtlMs: DAY })
-    await sleep(20)
+    // 'short' expired a second ago, by PostgreSQL's clock.
+    await db.sql`update iddqueue.deduplication set expires_at = now() - interval '1 second'
+      where key = 'short'`
     const progress: number[] = []
     const result = await broker.purge({
       batchSize: 2,
@@ -92,7 +94,7 @@ describe('maintenance', () => {
   it("a worker's rescuer reports what it recovered once committed (messages:recovered)", async () => {
     const broker = db.broker()
     const queue = uniqueQueue()
-    const job = broker.actor('job', (_i?: number) => {}, { queue })
+    const job = broker.actor('job', (_i: number) => {}, { queue })
     const [a, b] = await broker.enqueueMany([job.message(1), job.message(2)])
     const dead = crypto.randomUUID()
     await db.sql`insert into iddqueue.workers (id, host, pid, queues, concurrency, heartbeat_at)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { attemptHistory, type IddqueuePlugin } from '../src/index.js'
 import type { BrokerClass } from '../src/internal.js'
 import { purge } from '../src/ops/maintenance.js'
-import { setupDatabase, sleep, until } from './helpers.js'
+import { emptyClaimsSince, recordClaims, setupDatabase, until } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -22,12 +22,14 @@ describe('two namespaces in one database', () => {
     const listener = await db.sql.listen(b.namespace.channel('wake'), (payload) =>
       wakeB.push(payload),
     )
+    const claims = recordClaims(a)
     const worker = a.worker({ pollIntervalMs: 50 })
     await worker.start()
     await inB.send(1)
     await inA.send(2)
     await a.join()
-    await sleep(200)
+    // a's worker looked again after both sends and found nothing: b's message is not its.
+    await emptyClaimsSince(claims, [worker.id], performance.now())
     expect(ranIn).toEqual({ a: [2], b: [] })
     const [inTableB] = await db.sql`select state from app_b.jobs_messages`
     expect(inTableB?.state).toBe('queued')

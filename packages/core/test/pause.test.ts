@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { assertQueueName, InvalidIdentifierError } from '../src/index.js'
-import { setupDatabase, sleep, states, uniqueQueue, until } from './helpers.js'
+import {
+  emptyClaimsSince,
+  type RecordedClaim,
+  recordClaims,
+  setupDatabase,
+  sleep,
+  states,
+  uniqueQueue,
+  until,
+} from './helpers.js'
 
 const db = setupDatabase()
 
@@ -30,6 +39,8 @@ describe('pause and resume', () => {
     }))
     const { job, side } = actors[0]!
     await brokers[0]!.enqueueMany(Array.from({ length: 300 }, (_, i) => job.message(i)))
+    const claims: RecordedClaim[] = []
+    for (const broker of brokers) recordClaims(broker, claims)
     const workers = brokers.map((broker) =>
       broker.worker({ concurrency: 2, prefetch: 10, pollIntervalMs: 30_000 }),
     )
@@ -46,7 +57,13 @@ describe('pause and resume', () => {
     await brokers[0]!.enqueueMany(Array.from({ length: 10 }, (_, i) => job.message(300 + i)))
     await side.send(1)
     await until(() => otherDone.length === 1, 5_000, 'the other queue')
-    await sleep(800)
+    // Every worker claimed after the pause (its handlers ended, or these sends
+    // woke it) and found nothing it may take, with the backlog still queued.
+    await emptyClaimsSince(
+      claims,
+      workers.map((w) => w.id),
+      pausedAt,
+    )
     expect(starts.filter((s) => s.at > pausedAt)).toEqual([])
     const paused = await states(db.sql, { queue })
     expect(paused.consumed ?? 0).toBe(0)
@@ -57,9 +74,10 @@ describe('pause and resume', () => {
 
     // Persistent: a worker started after the pause runs nothing either.
     await workers[0]!.stop()
+    const sinceFresh = performance.now()
     const fresh = brokers[0]!.worker({ concurrency: 2 })
     await fresh.start()
-    await sleep(300)
+    await emptyClaimsSince(claims, [fresh.id], sinceFresh, 'an empty claim of the fresh worker')
     expect(starts.filter((s) => s.at > pausedAt)).toEqual([])
 
     const resumedAt = performance.now()

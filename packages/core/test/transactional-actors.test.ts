@@ -216,13 +216,14 @@ describe('transactional actors', () => {
     const broker = db.broker()
     const queue = uniqueQueue('tx')
     const started = gate()
+    const released = gate()
     const job = broker.actor(
       'cancel_me',
       async (ctx: TransactionalContext) => {
         await ctx.transaction`insert into effects values (${ctx.message.id}, 'written')`
         started.open()
         // Ignores its signal on purpose: the rollback must not depend on the handler.
-        await new Promise((resolve) => setTimeout(resolve, 2_000))
+        await released.opened
       },
       { queue, transactional: true },
     )
@@ -232,6 +233,8 @@ describe('transactional actors', () => {
     await started.opened
     await broker.cancel(message.id)
     await until(async () => (await stateOf(message.id))?.state === 'cancelled', WAIT_MS, 'cancel')
+    // Cancelled while the handler is still blocked; released, it cannot commit.
+    released.open()
     await worker.stop()
     expect(await effects(message.id)).toEqual([])
   })

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { comparePackageExports } from '@iddqueue/testing'
+import { comparePackageExports, publishedInternals } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 
 describe('the published build', () => {
@@ -18,5 +18,11 @@ describe('the published build', () => {
     const code = readFileSync(new URL('../dist/index.js', import.meta.url), 'utf8')
     // Only a dynamic import, run by tracing()'s setup.
     expect(code).not.toMatch(/^import .*@opentelemetry/m)
+  })
+})
+
+describe('published types of @iddqueue/metrics', () => {
+  it('hold nothing marked @internal (built with stripInternal)', async () => {
+    expect(await publishedInternals(new URL('..', import.meta.url))).toEqual([])
   })
 })

@@ -170,10 +170,8 @@ describe('tracing', () => {
     const broker = tracedBroker('parent')
     const queue = uniqueQueue('tl')
     const first = broker.actor('first', () => 1, { queue })
-    const second = broker.actor('second', (n?: number) => (n ?? 0) + 1, { queue })
-    const request = await inRequest(() =>
-      broker.pipeline([first.message(), second.message()]).run(),
-    )
+    const second = broker.actor('second', (n: number) => n + 1, { queue })
+    const request = await inRequest(() => broker.pipeline([first.message(), second.step()]).run())
     await drain(broker, queue)
     const processes = spans(`process ${queue}`)
     expect(processes).toHaveLength(2)

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '@iddqueue/core'
+import { type ActorContext, InvalidOptionError } from '@iddqueue/core'
 import { Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
 import { workerMetrics } from '../src/index.js'
@@ -51,10 +51,10 @@ describe('workerMetrics', () => {
     })
     const slow = broker.actor(
       'slow',
-      async (ctx?: { signal: AbortSignal }) => {
+      async (ctx: ActorContext) => {
         release()
         await new Promise((_, reject) =>
-          ctx!.signal.addEventListener('abort', () => reject(ctx!.signal.reason)),
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
         )
       },
       { queue },

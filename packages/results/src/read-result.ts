@@ -1,6 +1,7 @@
 import {
   InvalidOptionError,
   type Message,
+  type NotificationWaiters,
   type ResultOptions,
   type ResultReader,
 } from '@iddqueue/core'
@@ -12,7 +13,6 @@ import {
   type StoredFailure,
 } from './errors.js'
 import type { ResultLoader, StoredResult } from './result-loader.js'
-import type { ResultWaiters } from './result-waiters.js'
 
 /** Default of `ResultOptions.timeoutMs`, as core documents it. */
 const DEFAULT_TIMEOUT_MS = 10_000
@@ -83,7 +83,7 @@ function settle(message: Message, result: StoredResult): { found: boolean; value
  */
 export function createResultReader(
   loader: ResultLoader,
-  waiters: ResultWaiters,
+  waiters: NotificationWaiters,
   pollIntervalMs: number,
 ): ResultReader {
   return async (message, options) => {

@@ -6,7 +6,7 @@ import { purgeExpired } from './purge-expired.js'
 import { createResultReader } from './read-result.js'
 import { ResultLoader } from './result-loader.js'
 import { resultRows } from './result-rows.js'
-import { ResultWaiters } from './result-waiters.js'
+import { resultWaiters } from './result-waiters.js'
 import {
   type ActorResultsPolicy,
   actorPolicy,
@@ -141,7 +141,7 @@ export function results(options?: ResultsOptions): ResultsPlugin {
     async setup(context) {
       const ns = context.namespace
       const channel = ns.channel('result')
-      const waiters = new ResultWaiters(context, channel, context.logger)
+      const waiters = resultWaiters(context, channel, context.logger)
       const loader = new ResultLoader(context.executor, readResultsSql(ns))
       context.provideResults(createResultReader(loader, waiters, config.pollIntervalMs))
       const setup: Setup = {

@@ -52,16 +52,16 @@ describe('group and pipeline results', () => {
   it("returns a pipeline's result: the last step's", async () => {
     const broker = db.broker({ plugins: [results()] })
     const queue = uniqueQueue('pipe')
-    const multiply = broker.actor('multiply', (factor: number, value = 1) => value * factor, {
+    const multiply = broker.actor('multiply', (factor: number, value: number) => value * factor, {
       queue,
       storeResults: true,
     })
-    const label = broker.actor('label', (prefix: string, value?: number) => `${prefix}${value}`, {
+    const label = broker.actor('label', (prefix: string, value: number) => `${prefix}${value}`, {
       queue,
       storeResults: true,
     })
     const pipeline = await broker
-      .pipeline([multiply.message(3), multiply.message(4), label.message('n=')])
+      .pipeline([multiply.message(3, 1), multiply.step(4), label.step('n=')])
       .run()
     const waiting = pipeline.result({ timeoutMs: 10_000 })
     await drain(broker, [queue])
@@ -86,13 +86,13 @@ describe('group and pipeline results', () => {
     let doubled = 0
     const double = broker.actor(
       'double',
-      (value?: number) => {
+      (value: number) => {
         doubled++
-        return (value ?? 0) * 2
+        return value * 2
       },
       { queue, storeResults: true },
     )
-    const pipeline = await broker.pipeline([parse.message('x'), double.message()]).run()
+    const pipeline = await broker.pipeline([parse.message('x'), double.step()]).run()
     await drain(broker, [queue])
     const started = performance.now()
     const error = await rejection(pipeline.result({ timeoutMs: 10_000 }))

@@ -1,5 +1,5 @@
 import { type Broker, createBroker } from '@iddqueue/core'
-import { waitFor } from '@iddqueue/testing'
+import { drainWithWorker, waitFor } from '@iddqueue/testing'
 import { useBrokerFixture } from '@iddqueue/testing/vitest'
 import type postgres from 'postgres'
 
@@ -25,11 +25,8 @@ export async function until(
 }
 
 /** Runs a worker on `queues` until they hold no queued or running message, then stops it. */
-export async function drain(broker: Broker, queues: string[], concurrency = 4) {
-  const worker = broker.worker({ queues, concurrency, pollIntervalMs: 50 })
-  await worker.start()
-  await broker.join({ queues, timeoutMs: 20_000 })
-  await worker.stop()
+export function drain(broker: Broker, queues: string[], concurrency = 4) {
+  return drainWithWorker(broker, { queues, concurrency })
 }
 
 /** The stored result rows of some messages, by id. */
@@ -48,4 +45,26 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error
   }
   throw new Error(`expected a rejection, got ${JSON.stringify(value)}`)
+}
+
+/**
+ * Resolves once the broker listens on its result channel and none of its
+ * connections is running a query: its waiters are registered (the LISTEN is
+ * made for the first one, before its first read) and no read is in flight,
+ * so from here only a notification, or the safety re-read, answers them.
+ */
+export async function waitersBlocked(sql: postgres.Sql, broker: Broker) {
+  const listen = `listen%${broker.namespace.channel('result')}%`
+  await until(
+    async () => {
+      const [row] = await sql`select
+          count(*) filter (where query ilike ${listen})::int as listening,
+          count(*) filter (where state = 'active' and query not ilike 'listen%')::int as reading
+        from pg_stat_activity
+        where datname = current_database() and application_name = 'iddqueue'`
+      return row?.listening === 1 && row?.reading === 0
+    },
+    10_000,
+    'the result waiters to block',
+  )
 }

@@ -1,15 +1,7 @@
 import { type ActorContext, InvalidOptionError, type Message } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
 import { ResultCancelled, ResultFailure, ResultMissing, results } from '../src/index.js'
-import {
-  drain,
-  rejection,
-  resultRows,
-  setupDatabase,
-  sleep,
-  uniqueQueue,
-  until,
-} from './helpers.js'
+import { drain, rejection, resultRows, setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -111,7 +103,9 @@ describe('stored results', () => {
       { queue, storeResults: true, maxAgeMs: 1 },
     )
     const message = await stale.send()
-    await sleep(50)
+    // Sent a second ago, by PostgreSQL's clock.
+    await db.sql`update iddqueue.messages set enqueued_at = enqueued_at - interval '1 second'
+      where id = ${message.id}`
     await drain(broker, [queue])
     expect(ran).toBe(false)
     const error = await rejection(message.result({ block: false }))
@@ -291,7 +285,9 @@ describe('stored results', () => {
     const b = await lasting.send()
     await drain(broker, [queue])
     expect(await a.result({ block: false })).toBe('soon gone')
-    await sleep(2_100)
+    // Its TTL ran out a second ago, by PostgreSQL's clock.
+    await db.sql`update iddqueue.results set expires_at = now() - interval '1 second'
+      where message_id = ${a.id}`
     expect(ResultMissing.isInstance(await rejection(a.result({ block: false })))).toBe(true)
     expect(await b.result({ block: false })).toBe('kept')
     // Expired but still there, until purged.

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { publishedInternals } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 
 const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
@@ -16,5 +17,11 @@ describe('the published package', () => {
       .sort()
     const runtime = Object.keys(await import(dist('index.js'))).sort()
     expect(runtime).toEqual(declared)
+  })
+})
+
+describe('published types of @iddqueue/scheduler', () => {
+  it('hold nothing marked @internal (built with stripInternal)', async () => {
+    expect(await publishedInternals(new URL('..', import.meta.url))).toEqual([])
   })
 })

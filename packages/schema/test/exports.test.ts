@@ -1,4 +1,4 @@
-import { comparePackageExports } from '@iddqueue/testing'
+import { comparePackageExports, publishedInternals } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 
 describe('published types', () => {
@@ -11,5 +11,11 @@ describe('published types', () => {
     for (const [entry, difference] of Object.entries(differences)) {
       expect({ entry, ...difference }).toEqual({ entry, missingAtRuntime: [], missingInTypes: [] })
     }
+  })
+})
+
+describe('published types of @iddqueue/schema', () => {
+  it('hold nothing marked @internal (built with stripInternal)', async () => {
+    expect(await publishedInternals(new URL('..', import.meta.url))).toEqual([])
   })
 })

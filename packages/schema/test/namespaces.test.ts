@@ -1,3 +1,4 @@
+import { waitFor } from '@iddqueue/testing'
 import { useTestDatabase } from '@iddqueue/testing/vitest'
 import { Kysely } from 'kysely'
 import { PostgresJSDialect } from 'kysely-postgres-js'
@@ -56,10 +57,16 @@ describe('two namespaces in one database', () => {
     const la = await sql.listen(a.channel('wake'), (payload) => received.push(`a:${payload}`))
     const lb = await sql.listen(b.channel('wake'), (payload) => received.push(`b:${payload}`))
     await sql`select pg_notify(${a.channel('wake')}, 'default')`
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Notifications of one session arrive in order: once b's marker is here,
+    // a wrongly routed first one would have come before it.
+    await sql`select pg_notify(${b.channel('wake')}, 'marker')`
+    await waitFor(() => received.includes('b:marker'), {
+      timeoutMs: 10_000,
+      message: 'the marker on b',
+    })
     await la.unlisten()
     await lb.unlisten()
-    expect(received).toEqual(['a:default'])
+    expect(received).toEqual(['a:default', 'b:marker'])
   })
 
   it('have separate advisory locks', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest'
-import { createTestDatabase, TestDatabaseError } from '../src/index.js'
+import { createTestDatabase, TestDatabaseError, waitFor } from '../src/index.js'
 import { databaseExists, withSql } from './helpers.js'
 
 const serverUrl = inject('iddqueueServerUrl')
@@ -44,9 +44,20 @@ describe('createTestDatabase', () => {
     await withSql(source.url, (sql) => sql`create table copied (id int)`)
     const blocker = (await import('postgres')).default(source.url, { max: 1 })
     await blocker`select 1`
-    // CREATE DATABASE waits for the blocker to leave.
-    setTimeout(() => void blocker.end(), 300)
-    const clone = await createTestDatabase(serverUrl, { template: source.name })
+    // CREATE DATABASE waits for the blocker to leave: end it once the clone is under way.
+    const cloning = createTestDatabase(serverUrl, { template: source.name })
+    await withSql(serverUrl, (sql) =>
+      waitFor(
+        async () =>
+          (
+            await sql`select 1 from pg_stat_activity
+              where state = 'active' and query ilike ${`create database%${source.name}%`}`
+          ).length > 0,
+        { timeoutMs: 10_000, message: 'the CREATE DATABASE to wait for the template' },
+      ),
+    )
+    await blocker.end()
+    const clone = await cloning
     const tables = await withSql(clone.url, (sql) => sql`select to_regclass('copied') as t`)
     expect(tables[0]?.t).toBe('copied')
     await Promise.all([clone.drop(), source.drop()])

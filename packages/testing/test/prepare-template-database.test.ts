@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
 import { afterEach, describe, expect, inject, it } from 'vitest'
-import { createTestDatabase, prepareTemplateDatabase, TestDatabaseError } from '../src/index.js'
+import {
+  createTestDatabase,
+  prepareTemplateDatabase,
+  TestDatabaseError,
+  waitFor,
+} from '../src/index.js'
 import { databaseExists, withSql } from './helpers.js'
 
 const serverUrl = inject('iddqueueServerUrl')
@@ -17,10 +21,7 @@ function templateName(): string {
 function createTable(table: string, calls: { count: number }) {
   return async (url: string) => {
     calls.count++
-    await withSql(url, async (sql) => {
-      await sleep(200) // widen the window for concurrent callers
-      await sql.unsafe(`create table ${table} (id int)`)
-    })
+    await withSql(url, (sql) => sql.unsafe(`create table ${table} (id int)`))
   }
 }
 
@@ -81,7 +82,22 @@ describe('prepareTemplateDatabase', () => {
   it('runs setup exactly once for three concurrent callers', async () => {
     const name = templateName()
     const calls = { count: 0 }
-    const options = { name, fingerprint: 'same', setup: createTable('shared', calls) }
+    const create = createTable('shared', calls)
+    const setup = async (url: string) => {
+      // Build only once the two other callers wait on the template's lock.
+      await withSql(serverUrl, (sql) =>
+        waitFor(
+          async () => {
+            const [row] = await sql`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event = 'advisory'`
+            return (row?.n ?? 0) >= 2
+          },
+          { timeoutMs: 10_000, message: 'two callers waiting on the lock' },
+        ),
+      )
+      await create(url)
+    }
+    const options = { name, fingerprint: 'same', setup }
     const results = await Promise.all(
       [1, 2, 3].map(() => prepareTemplateDatabase(serverUrl, options)),
     )

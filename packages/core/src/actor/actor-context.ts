@@ -11,8 +11,8 @@ import type { Message } from '../message/message.js'
  * A handler with optional or default parameters must declare it even when
  * it does not use it (`_ctx?: ActorContext`), otherwise an omitted optional
  * argument would receive the context (`ContextRule` checks a handler type
- * for this). A handler whose last parameter is a rest parameter or has a
- * default value never receives it.
+ * for this, and `broker.actor()` applies it). A handler whose last parameter
+ * is a rest parameter or has a default value never receives it.
  *
  * A handler must honour its signal to be stopped: Node cannot interrupt a
  * synchronous loop, and a handler that ignores its signal keeps running.
@@ -134,9 +134,15 @@ type HasOptional<P extends readonly unknown[]> = number extends P['length']
 /**
  * `H` when iddqueue can tell where its context goes, else a type no function
  * matches, naming the fix: a handler with optional parameters must declare
- * the context last, or an omitted optional argument would receive it. Use it
- * to check handlers in your own wrappers (`handler: H & ContextRule<H>`);
- * `broker.actor()` does not enforce it, so existing handlers keep compiling.
+ * the context last, or an omitted optional argument would receive it.
+ *
+ * `broker.actor()` checks every handler with it. The runtime cannot: once
+ * compiled, `(a, b?) => …` and `(a, ctx) => …` are the same function, and
+ * the worker puts the context in the last declared parameter whenever the
+ * message has fewer arguments. A default value last (`(a, by = 1)`) is
+ * refused too, as TypeScript types it as optional (`by?: number`); the
+ * runtime, which reads the source, never puts the context there. Use it to
+ * check handlers in your own wrappers (`handler: H & ContextRule<H>`).
  *
  * @example
  * const ok: ContextRule<(a: number, b?: number, ctx?: ActorContext) => number> = (a, b = 0) => a + b

@@ -13,7 +13,7 @@ import {
 } from '@iddqueue/schema'
 import type { Kysely } from 'kysely'
 import { type Actor, createActor } from '../actor/actor.js'
-import type { Handler } from '../actor/actor-context.js'
+import type { ContextRule, Handler } from '../actor/actor-context.js'
 import type { ActorDefinition } from '../actor/actor-definition.js'
 import { type ActorOptions, resolveActorOptions } from '../actor/actor-options.js'
 import { assertName, assertQueueName } from '../actor/names.js'
@@ -259,7 +259,11 @@ export class Broker {
    * )
    * await sendEmail.send('ada@example.com', 'Welcome')
    */
-  actor<H extends Handler>(name: string, handler: H, options: ActorOptions = {}): Actor<H> {
+  actor<H extends Handler>(
+    name: string,
+    handler: H & ContextRule<H>,
+    options: ActorOptions = {},
+  ): Actor<H> {
     assertName('actor', name)
     if (typeof handler !== 'function') {
       throw new InvalidOptionError(`Invalid handler for actor ${name}: expected a function`)

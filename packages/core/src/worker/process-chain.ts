@@ -16,8 +16,9 @@ export type ProcessChain = (event: ProcessEvent) => Promise<Outcome>
  * parameter (`(...items) => ...`) or has a default value (`(n, by = 1)`:
  * a context never has one) never gets it: it receives exactly the arguments.
  * `ActorArgs` types the same rule. A handler with optional parameters and
- * no context would get the context in an omitted optional argument: the
- * docs say to declare `_ctx?: ActorContext` last, and `ContextRule` checks it.
+ * no context would get the context in an omitted optional argument: nothing
+ * here can tell such a parameter from a context (types are erased), so
+ * `broker.actor()` refuses that shape at compile time (`ContextRule`).
  */
 function argumentsFor(event: ProcessEvent): unknown[] {
   const args = event.message.args

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { sleep, uniqueQueue } from '../helpers.js'
+import { uniqueQueue } from '../helpers.js'
 import { db, messageRow, stateOf } from './middleware-fixture.js'
 
 describe('age limit', () => {
@@ -15,7 +15,9 @@ describe('age limit', () => {
       { queue, maxAgeMs: 100 },
     )
     const stale = await fresh.send('stale')
-    await sleep(200)
+    // Sent a second ago, by PostgreSQL's clock (the age limit's clock).
+    await db.sql`update iddqueue.messages set enqueued_at = enqueued_at - interval '1 second'
+      where id = ${stale.id}`
     const worker = broker.worker({ pollIntervalMs: 50 })
     await worker.start()
     await broker.join({ timeoutMs: 5_000 })

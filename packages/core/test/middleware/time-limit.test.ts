@@ -39,7 +39,6 @@ describe('time limit', () => {
     for (const abort of aborts) {
       expect(TimeLimitExceeded.isInstance(abort.reason)).toBe(true)
       expect(abort.afterMs).toBeGreaterThanOrEqual(95)
-      expect(abort.afterMs).toBeLessThan(400)
     }
     const row = await messageRow(message.id)
     expect(row).toMatchObject({
@@ -58,6 +57,10 @@ describe('time limit', () => {
     const signals = new Map<string, AbortSignal>()
     let running = 0
     let peak = 0
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
     const stubborn = broker.actor(
       'stubborn',
       async (label: string, ctx: ActorContext) => {
@@ -65,7 +68,7 @@ describe('time limit', () => {
         peak = Math.max(peak, running)
         const start = performance.now()
         signals.set(label, ctx.signal)
-        if (label === 'slow') await sleep(400)
+        if (label === 'slow') await gate // ignores its signal
         running--
         runs.push({ label, start, end: performance.now() })
       },
@@ -79,22 +82,20 @@ describe('time limit', () => {
     await worker.start()
 
     await until(async () => (await stateOf(slow!.id)) === 'rejected', 5_000, 'the time limit')
-    // The failure is recorded while the handler is still sleeping, and the next message waits.
+    // The failure is recorded while the handler is still blocked, and the next message waits.
     expect(runs).toEqual([])
     expect(running).toBe(1)
-    expect(await stateOf(fast!.id)).not.toBe('done')
+    expect(signals.has('fast')).toBe(false)
+    release()
 
     await broker.join({ timeoutMs: 5_000 })
     await worker.stop()
     expect(peak).toBe(1)
     expect(runs.map((r) => r.label)).toEqual(['slow', 'fast'])
     const [slowRun, fastRun] = runs as [(typeof runs)[0], (typeof runs)[0]]
-    expect(slowRun.end - slowRun.start).toBeGreaterThanOrEqual(395)
     expect(fastRun.start).toBeGreaterThanOrEqual(slowRun.end)
     const slowRow = await messageRow(slow!.id)
     expect(slowRow).toMatchObject({ state: 'rejected', failure: { type: 'TimeLimitExceeded' } })
-    // Recorded at the limit (about 100 ms after the claim), not when the handler returned.
-    expect(slowRow.settled_after_ms).toBeLessThan(300)
     expect(signals.get('slow')?.aborted).toBe(true)
     expect(TimeLimitExceeded.isInstance(signals.get('slow')?.reason)).toBe(true)
     expect(signals.get('fast')?.aborted).toBe(false)
@@ -116,11 +117,24 @@ describe('signals on success', () => {
       },
       { queue, timeLimitMs: 100, notifyShutdown: true },
     )
+    // A witness with the same limit, started after the others returned: the
+    // deadlines share one timer, so when its limit fires, theirs would have.
+    let witnessAborted = false
+    const witness = broker.actor(
+      'witness',
+      async (ctx: ActorContext) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
+        witnessAborted = TimeLimitExceeded.isInstance(ctx.signal.reason)
+      },
+      { queue, timeLimitMs: 100, maxRetries: 0 },
+    )
     await broker.enqueueMany([fine.message(1), fine.message(2), fine.message(3)])
     const worker = broker.worker({ concurrency: 2 })
     await worker.start()
     await broker.join({ timeoutMs: 5_000 })
-    await sleep(150)
+    await witness.send()
+    await until(() => witnessAborted, 5_000, 'the witness’s time limit')
+    await broker.join({ timeoutMs: 5_000 })
     await worker.stop()
     expect(signals).toHaveLength(3)
     expect(signals.map((s) => s.aborted)).toEqual([false, false, false])

@@ -20,7 +20,11 @@ export interface Executor {
   readonly inTransaction: boolean
 }
 
-/** @internal The subset of a postgres.js instance (or its transaction) that iddqueue uses. */
+/**
+ * The subset of a postgres.js instance (or its transaction) that iddqueue
+ * uses: the parameter type of {@link postgresJsExecutor}, and what
+ * `isPostgresJs` narrows to.
+ */
 export interface PostgresJsLike {
   unsafe(
     query: string,
@@ -33,7 +37,11 @@ export interface PostgresJsLike {
   end?: (options?: { timeout?: number }) => Promise<void>
 }
 
-/** @internal The subset of a Kysely instance (or its transaction) that iddqueue uses. */
+/**
+ * The subset of a Kysely instance (or its transaction) that iddqueue uses:
+ * the parameter type of {@link kyselyExecutor}, and what `isKysely` narrows
+ * to.
+ */
 export interface KyselyLike {
   executeQuery(query: {
     sql: string

@@ -198,15 +198,16 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Pick
                  order by r.eta limit 1) due) b
       cross join lateral (
         select count(*)::int as n from (
-          select 1 from ${messages} r where ${dueAt(clauses, 'b.name', 'lv.priority')}
-           order by r.eta, r.id limit b.share) x) c) t
+          select 1 from (select 1 from ${messages} r where ${dueAt(clauses, 'b.name', 'lv.priority')}
+           order by r.eta, r.id limit $2) y limit b.share) x) c) t
    where s.go and s.remaining > 0 and s.depth < ${MAX_LEVELS_PER_CLAIM} and lv.priority is not null
 )`,
     ids: `select ${prefixed('c', cols)} from steps s cross join lateral unnest(s.names, s.counts) as g(name, n)
    cross join lateral (
-    select ${prefixed('r', cols)} from ${messages} r
-     where ${dueAt(clauses, 'g.name', 's.priority')}
-     order by r.eta, r.id limit g.n for update skip locked) c
+    select ${prefixed('y', cols)} from (
+      select ${prefixed('r', cols)} from ${messages} r
+       where ${dueAt(clauses, 'g.name', 's.priority')}
+       order by r.eta, r.id limit $2 for update skip locked) y limit g.n) c
    where s.names is not null`,
     more: `(select bool_or(not s.go) or (max(s.depth) >= ${MAX_LEVELS_PER_CLAIM} and bool_and(s.remaining > 0)) from steps s where s.depth > 0)`,
   }

@@ -62,12 +62,30 @@ export const sql = {
   remaining: `select count(*)::int as n from iddqueue.messages where queue = '${QUEUE}' and state <> 'done'`,
 }
 
-const open = (connectionString, options = {}) =>
-  createBroker({
+// A/B of claim statements without a rebuild (ab.mjs `name=claim:FILE`): a
+// module exporting `claimSql(ns, queueCount)` and `nextEtaSql(ns)` replaces
+// the broker's claim statements before its worker starts.
+const CLAIM = process.env.IDDQUEUE_BENCH_CLAIM
+  ? await import(pathToFileURL(process.env.IDDQUEUE_BENCH_CLAIM).href)
+  : null
+
+const open = (connectionString, options = {}) => {
+  const broker = createBroker({
     url: connectionString,
     ...(POOL === undefined ? {} : { poolSize: POOL }),
     ...options,
   })
+  if (CLAIM) {
+    const st = broker.context.statements
+    const ns = broker.context.ns
+    Object.assign(st, {
+      claimOne: CLAIM.claimSql(ns, 1),
+      claimMany: CLAIM.claimSql(ns, 2),
+      nextEta: CLAIM.nextEtaSql(ns),
+    })
+  }
+  return broker
+}
 
 /** Producer: migrates the schema (untimed), then exposes the enqueue APIs. */
 export async function producer(connectionString) {
@@ -191,4 +209,13 @@ export async function startEffectWorker(connectionString, transactional, onJob) 
       await pool.end({ timeout: 5 })
     },
   }
+}
+
+/** The broker's claim statements (after migrating), for timing single claims. */
+export async function claimStatements(connectionString) {
+  const broker = open(connectionString)
+  await broker.migrate()
+  const { claimOne, claimMany } = broker.context.statements
+  await broker.close()
+  return { claimOne, claimMany }
 }

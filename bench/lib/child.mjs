@@ -271,12 +271,12 @@ const MULTI_JOBS = 50_000
 const DELAYED_BACKLOG = 250_000
 
 /**
- * Prefills `MULTI_JOBS` ready messages spread round-robin over `queues` queues
+ * Prefills `jobs` (default `MULTI_JOBS`) ready messages spread round-robin over `queues` queues
  * (priority 10 when a delayed backlog is asked for, after `delayed` messages at
  * priority 0 delayed an hour), then drains them with one worker over every
  * queue; same clock and end condition as W3.
  */
-async function drainMulti(db, queues, delayed = 0) {
+async function drainMulti(db, queues, delayed = 0, jobs = MULTI_JOBS) {
   const p = await adapter.multiProducer(connString(db), queues)
   const deadlineAt = now() + LIMIT_MS
   for (let i = 0; i < delayed; i += W1_CHUNK) {
@@ -284,14 +284,14 @@ async function drainMulti(db, queues, delayed = 0) {
     const chunk = Array.from({ length: Math.min(W1_CHUNK, delayed - i) }, (_, k) => ({ d: i + k }))
     await p.addBatch(chunk, { priority: 0, delayMs: 3_600_000 })
   }
-  for (let i = 0; i < MULTI_JOBS; i += W1_CHUNK) {
+  for (let i = 0; i < jobs; i += W1_CHUNK) {
     if (now() > deadlineAt) throw new Error(`prefill exceeded ${LIMIT_MS} ms`)
     const chunk = Array.from({ length: W1_CHUNK }, (_, k) => ({ i: i + k }))
     await p.addBatch(chunk, delayed > 0 ? { priority: 10 } : {})
   }
   await p.close()
   const total = await onDb(db, async (c) => (await c.unsafe(adapter.multiSql.total))[0].n)
-  if (total !== MULTI_JOBS + delayed) throw new Error('prefill count mismatch')
+  if (total !== jobs + delayed) throw new Error('prefill count mismatch')
   await settle(db, { vacuum: true })
   const mon = client(db)
   await mon`select 1`
@@ -300,7 +300,7 @@ async function drainMulti(db, queues, delayed = 0) {
   const allStarted = deferred()
   const onJob = (payload) => {
     if (payload.d !== undefined) return // a delayed message started early: counted below
-    if (++started === MULTI_JOBS) allStarted.resolve()
+    if (++started === jobs) allStarted.resolve()
   }
   const t0 = now()
   const deadline = t0 + LIMIT_MS
@@ -324,8 +324,8 @@ async function drainMulti(db, queues, delayed = 0) {
   await mon.end({ timeout: 5 })
   const secs = (t1 - t0) / 1000
   return {
-    jobs: MULTI_JOBS,
-    completed: MULTI_JOBS - left,
+    jobs: jobs,
+    completed: jobs - left,
     handler_calls: started,
     seconds: secs,
     timeout,
@@ -335,7 +335,7 @@ async function drainMulti(db, queues, delayed = 0) {
     p99_ms: null,
     queues,
     delayed,
-    jobs_per_s_override: (MULTI_JOBS - left) / secs,
+    jobs_per_s_override: (jobs - left) / secs,
   }
 }
 
@@ -343,6 +343,74 @@ WORKLOADS['drain-queues-2'] = (db) => drainMulti(db, 2)
 WORKLOADS['drain-queues-10'] = (db) => drainMulti(db, 10)
 WORKLOADS['drain-queues-200'] = (db) => drainMulti(db, 200)
 WORKLOADS['drain-delayed'] = (db) => drainMulti(db, 1, DELAYED_BACKLOG)
+// The same with 500,000 messages, against the single queue's drain of 500,000 (drain-500k).
+WORKLOADS['drain-500k'] = (db) => drainMulti(db, 1, 0, 500_000)
+WORKLOADS['drain-queues-2-500k'] = (db) => drainMulti(db, 2, 0, 500_000)
+WORKLOADS['drain-queues-10-500k'] = (db) => drainMulti(db, 10, 0, 500_000)
+WORKLOADS['drain-queues-200-500k'] = (db) => drainMulti(db, 200, 0, 500_000)
+WORKLOADS['produce-consume-queues-10'] = (db) => produceConsume(db, 10)
+
+// ---- issue 20: one claim's time against the backlog ------------------------------
+const FLAT_BACKLOGS = [10_000, 100_000, 1_000_000]
+const FLAT_CLAIMS = 21
+const FLAT_BATCH = 500
+
+/**
+ * One claim of 500 messages, timed from the client (median of 21, each in a
+ * transaction rolled back so every claim sees the same backlog), over 1 and
+ * over 10 queues with 10,000, 100,000 and 1,000,000 ready messages
+ * (distinct etas, as sends made over time). `ratio_*`: the 1,000,000-message
+ * claim's time over the 10,000-message one (target: at most 1.2).
+ */
+async function claimFlat(db) {
+  const { claimOne, claimMany } = await adapter.claimStatements(connString(db))
+  const mon = client(db)
+  const out = {}
+  try {
+    for (const queues of [1, 10]) {
+      const names = Array.from({ length: queues }, (_, i) => `q_${i}`)
+      for (const backlog of FLAT_BACKLOGS) {
+        await mon`truncate iddqueue.messages`
+        await mon.unsafe(
+          `insert into iddqueue.messages (id, queue, actor, args, eta, enqueued_at)
+           select gen_random_uuid(), 'q_' || (i % ${queues}), 'noop', '[]'::jsonb,
+                  now() - (${backlog} - i) * interval '1 millisecond', now()
+             from generate_series(1, ${backlog}) i`,
+        )
+        await mon.unsafe('vacuum (analyze) iddqueue.messages')
+        const times = []
+        for (let k = 0; k < FLAT_CLAIMS; k++) {
+          const t = now()
+          await mon
+            .begin(async (tx) => {
+              const rows = await tx.unsafe(queues === 1 ? claimOne : claimMany, [
+                names,
+                FLAT_BATCH,
+                crypto.randomUUID(),
+              ])
+              if (rows.length !== FLAT_BATCH) throw new Error(`claimed ${rows.length}`)
+              throw Object.assign(new Error('rollback'), { rollback: true })
+            })
+            .catch((error) => {
+              if (!error.rollback) throw error
+            })
+          times.push(now() - t)
+        }
+        times.sort((x, y) => x - y)
+        out[`claim_ms_q${queues}_${backlog}`] = round(times[FLAT_CLAIMS >> 1], 2)
+      }
+      out[`ratio_q${queues}`] = round(
+        out[`claim_ms_q${queues}_${FLAT_BACKLOGS.at(-1)}`] /
+          out[`claim_ms_q${queues}_${FLAT_BACKLOGS[0]}`],
+        2,
+      )
+    }
+  } finally {
+    await mon.end({ timeout: 5 })
+  }
+  return { jobs: null, completed: null, seconds: null, timeout: false, batch: FLAT_BATCH, ...out }
+}
+WORKLOADS['claim-flat'] = (db) => claimFlat(db)
 
 // ---- issue 17: several worker processes, produce while consuming ---------------
 WORKLOADS['drain-processes-1'] = (db) => drainProcesses(db, 1)

@@ -6,6 +6,8 @@
 //     for BENCH_PRODUCE_S seconds (default 20) in 10 ms batches while one
 //     worker (concurrency 16) consumes; send->start latency and the backlog
 //     (queued messages) every second.
+//   produce-consume-queues-10: the same over 10 queues (messages sent
+//     round-robin, one worker consuming all ten).
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import * as adapter from './adapter.mjs'
@@ -77,19 +79,26 @@ export async function drainProcesses(db, processes) {
   }
 }
 
-export async function produceConsume(db) {
+export async function produceConsume(db, queues = 1) {
   const rate = Number(process.env.BENCH_RATE || 2_000)
   const seconds = Number(process.env.BENCH_PRODUCE_S || 20)
   const perTick = Math.max(1, Math.round(rate / 100))
   const total = perTick * 100 * seconds
-  const p = await adapter.producer(connString(db))
+  const p =
+    queues === 1
+      ? await adapter.producer(connString(db))
+      : await adapter.multiProducer(connString(db), queues)
   await settle(db)
   const lat = []
   const allStarted = deferred()
-  const w = await adapter.startWorker(connString(db), 'default', (payload) => {
+  const onJob = (payload) => {
     lat.push(now() - payload.t)
     if (lat.length === total) allStarted.resolve()
-  })
+  }
+  const w =
+    queues === 1
+      ? await adapter.startWorker(connString(db), 'default', onJob)
+      : await adapter.startMultiWorker(connString(db), queues, onJob)
   const mon = client(db)
   const backlog = []
   const t0 = now()
@@ -121,6 +130,7 @@ export async function produceConsume(db) {
       seconds: secs,
       timeout: result === 'timeout',
       offered_per_s: rate,
+      queues,
       achieved_offer_per_s: sent / produceSecs,
       ticks_behind: behind,
       p50_ms: pct(lat, 50),

@@ -75,6 +75,32 @@ describe('the claim plan', () => {
     expect(rowsRead(plan)).toBeLessThan(120)
   })
 
+  it("over several queues: the plan's estimated cost does not grow with the backlog (no JIT compilation)", async () => {
+    // The estimate decides JIT: above jit_above_cost (100,000 by default)
+    // every claim was compiled (about 30 ms, 6 times the claim's own work).
+    // A limit computed in the statement is estimated at a tenth of the scan,
+    // so each one is capped by the constant batch.
+    const queues = [uniqueQueue('cost'), uniqueQueue('cost')]
+    const estimate = async (): Promise<number> => {
+      const [row] = await db.sql.unsafe(`explain (format json) ${claimSql(ns, queues.length)}`, [
+        queues as string[],
+        500,
+        crypto.randomUUID(),
+      ])
+      return (row!['QUERY PLAN'] as { Plan: { 'Total Cost': number } }[])[0]!.Plan['Total Cost']
+    }
+    for (const queue of queues) await fill(queue, 2_000, 0)
+    await db.sql`analyze iddqueue.messages`
+    const small = await estimate()
+    for (const queue of queues) await fill(queue, 48_000, 0)
+    await db.sql`analyze iddqueue.messages`
+    const large = await estimate()
+    expect(large).toBeLessThan(small * 2) // 25 times the rows; before the cap, 25 times the cost
+    expect(large).toBeLessThan(20_000)
+    const plan = await explainClaim(queues, 500)
+    expect(plan[0]!['Actual Rows']).toBe(500)
+  })
+
   it('over one queue behind a delayed backlog of higher priority: reads the batch, not the delayed rows', async () => {
     const queue = uniqueQueue('delayed')
     await fill(queue, 5_000, 0, 3_600_000)

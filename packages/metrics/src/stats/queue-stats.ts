@@ -60,7 +60,7 @@ export interface QueueStatsOptions {
    * How the retained `done` and `cancelled` totals are counted. `'exact'`
    * (the default) counts every row in one grouped scan of the table, so its
    * cost grows with the retention (about 0.8 s at a million rows here).
-   * `'estimate'` reads them from a sample of at most 1,000 table blocks and
+   * `'estimate'` reads them from a sample of at most 500 table blocks (4 MB) and
    * marks the snapshot `estimated: true` (a table that small is read whole
    * and counted exactly); everything else stays exact and comes from
    * indexes whose size follows the backlog, the rejected rows and the last

@@ -2,18 +2,19 @@ import type { Namespace } from '@iddqueue/schema'
 
 /**
  * @internal Table blocks the `estimate` mode of `queueStats()` reads for the
- * done and cancelled totals: 8 MB at the default 8 kB block size, whatever
+ * done and cancelled totals: 4 MB at the default 8 kB block size, whatever
  * the table holds. A table this small or smaller is read whole (exact).
  */
-export const SAMPLE_BLOCKS = 1000
+export const SAMPLE_BLOCKS = 500
 
 /**
  * @internal The statement of `queueStats(source, { retained: 'estimate' })`:
  * one round trip, four parts, each costing what it reads and never the
  * retention:
  *
- * - queued and consumed rows (ready, scheduled, oldest ready) through the
- *   partial indexes `messages_ready` and `messages_consumed`;
+ * - queued rows (counts, ready, scheduled) from `messages_ready`, index-only
+ *   once vacuumed, and the oldest ready one from the few rows whose eta can
+ *   make it the oldest; consumed rows through `messages_consumed`;
  * - rejected rows from `messages_rejected (queue, id)`, exact;
  * - done in the last minute and hour from `messages_finished (updated_at)`,
  *   exact (its cost follows the throughput, not the retention);
@@ -32,17 +33,34 @@ export function sampledStatsSql(ns: Namespace, oneQueue: boolean): string {
   return `with sample as (
   select blocks, least(100, 100.0 * ${SAMPLE_BLOCKS} / greatest(1, blocks))::float8 as percent
     from (select pg_relation_size('${messages.replaceAll("'", "''")}'::regclass) / current_setting('block_size')::int as blocks) b
-), live as (
+), queued as (
+  -- Index-only on messages_ready (queue, priority, eta, id) once vacuumed.
   select queue,
-         count(*) filter (where state = 'queued') as queued,
-         count(*) filter (where state = 'consumed') as consumed,
-         count(*) filter (where state = 'queued' and eta <= now()) as ready,
+         count(*) as queued,
+         count(*) filter (where eta <= now()) as ready,
          count(*) filter (where eta > now()) as scheduled,
-         (extract(epoch from now() - min(greatest(eta, updated_at))
-            filter (where state = 'queued' and eta <= now())) * 1000)::float8 as oldest_ready_ms
+         min(eta) filter (where eta <= now()) as min_eta
     from ${messages}
-   where (state = 'queued' or state = 'consumed') and ${queue}
+   where state = 'queued' and ${queue}
    group by queue
+), consumed as (
+  select queue, count(*) as consumed, count(*) filter (where eta > now()) as scheduled
+    from ${messages}
+   where state = 'consumed' and ${queue}
+   group by queue
+), oldest as materialized (
+  -- The oldest ready message is the least greatest(eta, updated_at). The row
+  -- with the least eta bounds it from above, and no row whose eta is past that
+  -- bound can beat it: only those rows are read from the heap, the rest of the
+  -- backlog is skipped inside the index.
+  select q.queue,
+         (select min(greatest(m.eta, m.updated_at)) from ${messages} m
+           where m.state = 'queued' and m.queue = q.queue and m.eta <= now()
+             and m.eta <= (select greatest(x.eta, x.updated_at) from ${messages} x
+                            where x.state = 'queued' and x.queue = q.queue and x.eta = q.min_eta
+                            limit 1)) as oldest
+    from queued q
+   where q.min_eta is not null
 ), rejected as (
   select queue, count(*) as rejected from ${messages}
    where state = 'rejected' and ${queue} group by queue
@@ -65,16 +83,19 @@ export function sampledStatsSql(ns: Namespace, oneQueue: boolean): string {
    group by queue
 )
 select queue,
-       coalesce(live.queued, 0)::text as queued, coalesce(live.consumed, 0)::text as consumed,
+       coalesce(queued.queued, 0)::text as queued, coalesce(consumed.consumed, 0)::text as consumed,
        coalesce(sampled.done, 0)::text as done, coalesce(rejected.rejected, 0)::text as rejected,
        coalesce(sampled.cancelled, 0)::text as cancelled,
-       coalesce(live.ready, 0)::text as ready, coalesce(live.scheduled, 0)::text as scheduled,
-       live.oldest_ready_ms,
+       coalesce(queued.ready, 0)::text as ready,
+       (coalesce(queued.scheduled, 0) + coalesce(consumed.scheduled, 0))::text as scheduled,
+       (extract(epoch from now() - oldest.oldest) * 1000)::float8 as oldest_ready_ms,
        coalesce(recent.done_minute, 0)::text as done_minute, coalesce(recent.done_hour, 0)::text as done_hour,
        (select percent from sample) as sample_percent,
        -- The blocks read, as a fraction of the table's: a ratio estimator, steadier than the percentage asked for.
        (select count(distinct block) from sampled_rows)::float8 / greatest(1, (select blocks from sample)) as sampled_fraction
-  from live
+  from queued
+  full join consumed using (queue)
+  left join oldest using (queue)
   full join rejected using (queue)
   full join recent using (queue)
   full join sampled using (queue)

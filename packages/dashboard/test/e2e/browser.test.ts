@@ -184,7 +184,9 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     await page.goto(`${base}/messages?queue=${queue}&state=rejected`)
     await page.getByRole('button', { name: 'Retry all matching' }).click()
     await page.locator('#operation[data-operation-state="done"]').waitFor()
-    expect(await page.locator('#operation [data-progress]').textContent()).toBe('2 messages retried')
+    expect(await page.locator('#operation [data-progress]').textContent()).toBe(
+      '2 messages retried',
+    )
     expect(await state(failed[4]!.id)).toBe('queued')
     expect(await state(failed[5]!.id)).toBe('queued')
     await shot('bulk-operation')

@@ -68,6 +68,28 @@ describe('iddqueue stats', () => {
     expect(lines[3]).toMatch(/^total\s+4\s+0\s+0\s+1\s+1\s+3\s+1\s+2m \d+s$/)
   })
 
+  it('reads the fast snapshot with --estimate (exact on a table this small)', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue('estimate')
+    await rejectMessages(broker, queue)
+    await broker.actor('later', () => {}, { queue }).sendWithOptions({ args: [], delayMs: 60_000 })
+    const exact = await db.cli('stats', '--queue', queue, '--json')
+    const fast = await db.cli('stats', '--queue', queue, '--json', '--estimate')
+    expect(fast).toMatchObject({ code: 0, stderr: '' })
+    const strip = (run: typeof fast) =>
+      run
+        .json<{ queues: Record<string, unknown>[] }>()
+        .queues.map(({ oldestReadyMs: _ms, oldestReadySeconds: _s, ...rest }) => rest)
+    expect(strip(fast)).toEqual(strip(exact))
+    expect(strip(fast)).toEqual([
+      expect.objectContaining({ queue, rejected: 1, queued: 1, scheduled: 1 }),
+    ])
+    const table = await db.cli('stats', '--queue', queue, '--estimate')
+    expect(table.stdout.split('\n')[1]).toMatch(
+      new RegExp(`^${queue}\\s+1\\s+0\\s+0\\s+1\\s+0\\s+0\\s+1\\s+0s$`),
+    )
+  })
+
   it('reports zeros for a queue with no messages, and refuses an invalid one', async () => {
     const queue = uniqueQueue('empty')
     const run = await db.cli('stats', '--queue', queue, '--json')

@@ -3,8 +3,11 @@
 // end), fills it (90% done, 3% rejected, 2% cancelled, 5% queued, over 20
 // queues), VACUUM ANALYZE, then times each view through the handler (built
 // package) beside a baseline measured in the same run: one `select 1` round
-// trip on the same pool. Usage:
-//   flock /tmp/iddqueue-bench.lock node bench/view-timing.mjs [rows=1000000] [runs=20]
+// trip on the same pool. Rows finish `msPerRow` apart, newest first: 1 (the
+// default) puts all of them in the last 17 minutes (a 1,000 messages/s flow,
+// so 'done in the last hour' is 900k rows); 2592 spreads 1M rows over the
+// default 30-day retention. Usage:
+//   flock -x /tmp/iddqueue-load.lock node bench/view-timing.mjs [rows=1000000] [runs=20] [msPerRow=1]
 import { attemptHistory, createBroker } from '@iddqueue/core'
 import { coreMigrations, migrate } from '@iddqueue/schema'
 import postgres from 'postgres'
@@ -12,6 +15,7 @@ import { createDashboard } from '../dist/index.js'
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const runs = Number(process.argv[3] ?? 20)
+const msPerRow = Number(process.argv[4] ?? 1)
 const admin = postgres(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', {
   max: 1,
   onnotice: () => {},
@@ -29,14 +33,16 @@ try {
   await sql.unsafe(`insert into iddqueue.messages (id, queue, actor, state, args, eta, enqueued_at, updated_at, failure)
     select uuidv7_like, 'queue_' || (i % 20), 'actor_' || (i % 5),
       case when i % 100 < 90 then 'done' when i % 100 < 93 then 'rejected' when i % 100 < 95 then 'cancelled' else 'queued' end,
-      jsonb_build_array(i, repeat('x', 150)), now() - (i || ' ms')::interval, now() - (i || ' ms')::interval, now() - (i || ' ms')::interval,
+      jsonb_build_array(i, repeat('x', 150)), now() - (i::bigint * ${msPerRow} || ' ms')::interval, now() - (i::bigint * ${msPerRow} || ' ms')::interval, now() - (i::bigint * ${msPerRow} || ' ms')::interval,
       case when i % 100 between 90 and 92 then '{"type":"Error","message":"boom","at":"2030-01-01T00:00:00Z","attempt":1}'::jsonb end
-    from (select i, (lpad(to_hex(((extract(epoch from now()) * 1000)::bigint - i)), 12, '0') || '7' || substr(md5(i::text), 1, 19))::uuid as uuidv7_like
+    from (select i, (lpad(to_hex(((extract(epoch from now()) * 1000)::bigint - i::bigint * ${msPerRow})), 12, '0') || '7' || substr(md5(i::text), 1, 19))::uuid as uuidv7_like
           from generate_series(1, ${rows}) as i) s`)
   await sql.unsafe('vacuum (analyze) iddqueue.messages')
   const [{ size }] =
     await sql`select pg_size_pretty(pg_total_relation_size('iddqueue.messages')) as size`
-  console.error(`filled ${rows} rows (${size}) in ${Date.now() - started} ms`)
+  console.error(
+    `filled ${rows} rows (${size}), ${msPerRow} ms apart, in ${Date.now() - started} ms`,
+  )
   broker = createBroker({ url: url.href, plugins: [attemptHistory()], poolSize: 2 })
   // pollIntervalMs at its minimum and a pause between runs: the overview then
   // pays for queueStats() on most requests, as the first tab after a quiet spell does.

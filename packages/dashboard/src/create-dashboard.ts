@@ -11,6 +11,7 @@ import {
 import type { QueueStats } from '@iddqueue/metrics'
 import type { Scheduler } from '@iddqueue/scheduler'
 import { sql } from 'kysely'
+import { BulkOperations } from './actions/bulk-operations.js'
 import { runAction } from './actions/run-action.js'
 import type { DashboardAuditEvent, DashboardOptions } from './dashboard-options.js'
 import { DashboardRequest } from './dashboard-request.js'
@@ -27,6 +28,7 @@ import { STATIC_ASSETS, staticAsset } from './static-assets.js'
 import { failedView } from './views/failed-view.js'
 import { type MessageDetail, messageView } from './views/message-view.js'
 import { messagesView } from './views/messages-view.js'
+import { operationView } from './views/operation-view.js'
 import { overviewView } from './views/overview-view.js'
 import { queueView } from './views/queue-view.js'
 import { schedulesView } from './views/schedules-view.js'
@@ -34,8 +36,9 @@ import { workersView } from './views/workers-view.js'
 
 /**
  * A mounted dashboard: a standard `(Request) => Promise<Response>` handler,
- * plus `close()`, which ends its live streams (and closes the broker it
- * opened from a `url`; a broker you passed stays yours).
+ * plus `close()`, which ends its live streams, waits for its running bulk
+ * operations (and closes the broker it opened from a `url`; a broker you
+ * passed stays yours).
  *
  * @example
  * const dashboard: Dashboard = createDashboard({ broker, basePath: '/queues' })
@@ -56,6 +59,8 @@ export interface DashboardRuntime {
   readonly base: string
   readonly readOnly: boolean
   readonly searchTimeoutMs: number
+  readonly operations: BulkOperations
+  readonly bulkBatchSize: number | undefined
   authorize(
     request: Request,
     action: Parameters<NonNullable<DashboardOptions['authorize']>>[1],
@@ -108,6 +113,14 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const base = normaliseBasePath(options.basePath)
   const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs, 2000, 250)
   const searchTimeoutMs = positive('searchTimeoutMs', options.searchTimeoutMs, 2000, 1)
+  const bulkBatchSize = options.bulkBatchSize
+  if (
+    bulkBatchSize !== undefined &&
+    (!Number.isInteger(bulkBatchSize) || bulkBatchSize < 1 || bulkBatchSize > 10_000)
+  )
+    throw new InvalidOptionError(
+      `Invalid bulkBatchSize ${String(bulkBatchSize)}: expected an integer from 1 to 10000`,
+    )
   const readOnly = options.readOnly ?? true
   if (typeof readOnly !== 'boolean')
     throw new InvalidOptionError(`Invalid readOnly ${String(readOnly)}: expected true or false`)
@@ -142,6 +155,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     base,
     readOnly,
     searchTimeoutMs,
+    operations: new BulkOperations(),
+    bulkBatchSize,
     async authorize(request, action) {
       if (!options.authorize) return true
       return (await options.authorize(request, action)) === true
@@ -217,6 +232,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     basePath: base,
     async close() {
       await hub.close()
+      await runtime.operations.close()
       if (owned) await broker.close()
     },
   })
@@ -310,6 +326,16 @@ async function route(rt: DashboardRuntime, req: DashboardRequest): Promise<Respo
       limit: 50,
     })
     return page(req, 200, failedView(p, filter, result))
+  }
+  if (first === 'operations' && second !== undefined && parts.length === 2) {
+    const operation = rt.operations.get(second)
+    if (!operation)
+      return page(
+        req,
+        404,
+        errorPage(p, 'Not found', 'No such bulk operation (finished ones are kept for a while).'),
+      )
+    return page(req, 200, operationView(p, operation))
   }
   if (first === 'workers' && parts.length === 1) {
     const after = req.query.get('after') ?? undefined

@@ -94,4 +94,11 @@ export type DashboardOptions = (
   readonly pollIntervalMs?: number
   /** Statement timeout of a JSON containment (`args @> …`) search, in ms. Default 2,000. */
   readonly searchTimeoutMs?: number
+  /**
+   * Messages per batch of a bulk action over everything matching a filter
+   * (core's `batchSize`, 1 to 10,000): each batch is one short transaction,
+   * and the operation's page shows the running totals after each. Default
+   * core's 1,000.
+   */
+  readonly bulkBatchSize?: number
 }

@@ -320,10 +320,19 @@ describe('authorization and audit', () => {
       (await client.post('/messages/bulk', { op: 'retry-selected', ids: [ids[1]!] })).status,
     ).toBe(303)
     expect(await stateOf(ids[1]!)).toBe('queued')
-    expect(
-      (await client.post('/messages/bulk', { op: 'retry-matching', queue, state: 'rejected' }))
-        .status,
-    ).toBe(303)
+    // Everything matching runs in the background: its page says when it has ended.
+    const matching = await client.post('/messages/bulk', {
+      op: 'retry-matching',
+      queue,
+      state: 'rejected',
+    })
+    expect(matching.status).toBe(303)
+    const operation = matching.headers.get('location')!.split('?')[0]!
+    await until(
+      async () => (await client.page(operation)).includes('data-operation-state="done"'),
+      20_000,
+      'the bulk retry to end',
+    )
     expect(await stateOf(ids[2]!)).toBe('queued')
     expect((await client.post(`/messages/${queued.id}/cancel`)).status).toBe(303)
     expect(await stateOf(queued.id)).toBe('cancelled')

@@ -91,4 +91,77 @@ describe('queueStats', () => {
     )
     await expect(queueStats(42 as never)).rejects.toBeInstanceOf(InvalidOptionError)
   })
+
+  it("with retained: 'estimate' counts a small table exactly, from the same fields", async () => {
+    const queue = uniqueQueue('fast')
+    await insertRows(db.sql, queue, [
+      // The least eta is not the oldest ready: that one was queued again 2 minutes ago,
+      // the next has waited 5 minutes (the estimate mode reads only rows that can be it).
+      { state: 'queued', eta: '-10 minutes', updated: '-2 minutes' },
+      { state: 'queued', eta: '-5 minutes', updated: '-5 minutes' },
+      { state: 'queued', eta: '-1 minute', updated: '-1 minute' },
+      { state: 'queued', eta: '1 hour', count: 3 },
+      { state: 'consumed', eta: '30 minutes' },
+      { state: 'consumed', eta: '-1 minute', count: 2 },
+      { state: 'done', updated: '-10 seconds', count: 4 },
+      { state: 'done', updated: '-30 minutes' },
+      { state: 'done', updated: '-2 hours' },
+      { state: 'rejected', count: 2 },
+      { state: 'cancelled', eta: '1 hour', count: 3 },
+    ])
+    const [exact] = await queueStats(db.sql, { queue })
+    const [fast] = await queueStats(db.sql, { queue, retained: 'estimate' })
+    const { oldestReadyMs: a, ...exactRest } = exact!
+    const { oldestReadyMs: b, ...fastRest } = fast!
+    // The table is smaller than the sample: read whole, so nothing is marked estimated.
+    expect(fastRest).toEqual(exactRest)
+    expect(fastRest).toMatchObject({ queued: 6, consumed: 3, done: 6, rejected: 2, cancelled: 3 })
+    for (const oldest of [a, b]) {
+      expect(oldest).toBeGreaterThanOrEqual(300_000)
+      expect(oldest).toBeLessThan(360_000)
+    }
+    const all = await queueStats(db.sql, { retained: 'estimate' })
+    expect(all.find((s) => s.queue === queue)).toMatchObject({ done: 6, ready: 3, scheduled: 4 })
+    expect(all.map((s) => s.queue)).toEqual([...all.map((s) => s.queue)].sort())
+    const empty = uniqueQueue('none')
+    expect(await queueStats(db.sql, { queue: empty, retained: 'estimate' })).toEqual([
+      { queue: empty, ...ZERO },
+    ])
+    await expect(queueStats(db.sql, { retained: 'sampled' as never })).rejects.toBeInstanceOf(
+      InvalidOptionError,
+    )
+  })
+
+  it("with retained: 'estimate' over a table larger than the sample, estimates done and cancelled only", async () => {
+    const queue = uniqueQueue('big')
+    // About 12 MB: more blocks than the sample reads.
+    await db.sql`insert into iddqueue.messages (id, queue, actor, state, args, updated_at)
+      select gen_random_uuid(), ${queue}, 'bulk', case when i % 10 = 0 then 'cancelled' else 'done' end,
+             jsonb_build_array(repeat('x', 200)), now() - interval '2 hours'
+        from generate_series(1, 40000) as i`
+    await insertRows(db.sql, queue, [
+      { state: 'done', updated: '-10 minutes', count: 7 },
+      { state: 'rejected', count: 5 },
+      { state: 'queued', count: 2 },
+    ])
+    await db.sql`analyze iddqueue.messages`
+    const [fast] = await queueStats(db.sql, { queue, retained: 'estimate' })
+    expect(fast).toMatchObject({
+      queue,
+      estimated: true,
+      queued: 2,
+      ready: 2,
+      rejected: 5,
+      doneLastHour: 7,
+      doneLastMinute: 0,
+    })
+    // A block sample, scaled by the share of blocks it read: close, not exact.
+    expect(fast!.done).toBeGreaterThan(36_007 * 0.85)
+    expect(fast!.done).toBeLessThan(36_007 * 1.15)
+    expect(fast!.cancelled).toBeGreaterThan(4_000 * 0.8)
+    expect(fast!.cancelled).toBeLessThan(4_000 * 1.2)
+    const [exact] = await queueStats(db.sql, { queue })
+    expect(exact).toMatchObject({ done: 36_007, cancelled: 4_000 })
+    expect(exact).not.toHaveProperty('estimated')
+  })
 })

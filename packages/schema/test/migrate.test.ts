@@ -42,6 +42,7 @@ describe('migrate', () => {
     expect(first.applied).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
       { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
+      { owner: '@iddqueue/core', version: 3, name: 'stats-read-paths' },
     ])
     const before = await describeSchema(sql, ns)
     expect(Object.keys(before).sort()).toEqual([
@@ -61,6 +62,7 @@ describe('migrate', () => {
     expect(await ledger('mig_twice')).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
       { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
+      { owner: '@iddqueue/core', version: 3, name: 'stats-read-paths' },
     ])
   })
 

@@ -5,22 +5,31 @@ const COLUMNS = ['queue', ...MESSAGE_STATES, 'ready', 'scheduled', 'oldest ready
 
 /**
  * @internal The stats as a table for people: a row per queue and, with
- * several queues, a total row.
+ * several queues, a total row. Estimated counts read `~n`.
  */
 export function formatStats(stats: readonly QueueStats[]): string {
   if (stats.length === 0) return 'no messages\n'
   const rows = stats.map((s) => [
     s.queue,
-    ...MESSAGE_STATES.map((state) => String(s[state])),
+    ...MESSAGE_STATES.map((state) =>
+      s.estimated && (state === 'done' || state === 'cancelled')
+        ? `~${s[state]}`
+        : String(s[state]),
+    ),
     String(s.ready),
     String(s.scheduled),
     duration(s.oldestReadyMs / 1000),
   ])
   if (stats.length > 1) {
     const sum = (pick: (s: QueueStats) => number) => String(stats.reduce((n, s) => n + pick(s), 0))
+    const estimated = stats.some((s) => s.estimated)
     rows.push([
       'total',
-      ...MESSAGE_STATES.map((state) => sum((s) => s[state])),
+      ...MESSAGE_STATES.map((state) =>
+        estimated && (state === 'done' || state === 'cancelled')
+          ? `~${sum((s) => s[state])}`
+          : sum((s) => s[state]),
+      ),
       sum((s) => s.ready),
       sum((s) => s.scheduled),
       duration(Math.max(...stats.map((s) => s.oldestReadyMs)) / 1000),

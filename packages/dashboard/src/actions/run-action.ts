@@ -6,6 +6,7 @@ import type { DashboardRequest } from '../dashboard-request.js'
 import { parseMessageFilter } from '../data/list-messages.js'
 import { CSRF_FIELD, csrfRefusal } from '../security/csrf.js'
 import { matchingScope } from '../views/messages-view.js'
+import type { BulkOperation, MatchingAction } from './bulk-operations.js'
 
 /** @internal The most messages one "selected" bulk action takes (the page size is 50). */
 export const MAX_SELECTED = 500
@@ -14,7 +15,10 @@ export const MAX_SELECTED = 500
  * @internal Every mutation: POST only, refused in read-only mode, then the
  * CSRF check, then `authorize`, then the core operation, each outcome
  * audited; answers with a redirect back (303) carrying a notice, so a form
- * without JavaScript and an htmx-boosted one behave alike.
+ * without JavaScript and an htmx-boosted one behave alike. A bulk action
+ * over everything matching runs in the background instead: the redirect
+ * goes to its progress page (`/operations/<id>`), and it is audited when
+ * it ends.
  */
 export async function runAction(
   rt: DashboardRuntime,
@@ -43,6 +47,10 @@ export async function runAction(
   if (!(await rt.authorize(req.request, action))) {
     await rt.audit(req.request, { action, outcome: 'refused' })
     return page(req, 403, errorPage(p, 'Forbidden', 'You may not do this.'))
+  }
+  if (action.kind === 'retry-matching' || action.kind === 'cancel-matching') {
+    const operation = startMatching(rt, req.request, action, back)
+    return redirect(req, `/operations/${operation.id}`, describeStart(action))
   }
   let result: unknown
   try {
@@ -117,6 +125,60 @@ function parseAction(parts: readonly string[], form: URLSearchParams): Dashboard
   return undefined
 }
 
+/**
+ * Runs a bulk action over everything matching in the background, batch by
+ * batch (core's `retryFailed` / `cancelMany` with `onProgress`), and audits
+ * it when it ends; its page shows the running totals meanwhile.
+ */
+function startMatching(
+  rt: DashboardRuntime,
+  request: Request,
+  action: MatchingAction,
+  back: string,
+): BulkOperation {
+  const { broker } = rt
+  const filter = {
+    ...(action.filter.queue ? { queue: action.filter.queue } : {}),
+    ...(action.filter.actor ? { actor: action.filter.actor } : {}),
+  }
+  const batch = rt.bulkBatchSize !== undefined ? { batchSize: rt.bulkBatchSize } : {}
+  const retry = action.kind === 'retry-matching'
+  const state = action.filter.state
+  return rt.operations.start(action, back, {
+    async count() {
+      if (retry) return (await broker.retryFailed({ ...filter, dryRun: true })).retried
+      const would = await broker.cancelMany({
+        ...filter,
+        ...(state ? { state } : {}),
+        dryRun: true,
+      })
+      return would.cancelled + would.requested
+    },
+    run(onProgress) {
+      return retry
+        ? broker.retryFailed({ ...filter, ...batch, onProgress })
+        : broker.cancelMany({ ...filter, ...(state ? { state } : {}), ...batch, onProgress })
+    },
+    async onEnd(operation) {
+      await rt.audit(request, {
+        action,
+        outcome: operation.state === 'done' ? 'done' : 'failed',
+        result: operation.state === 'done' ? operation.progress : operation.error,
+      })
+    },
+  })
+}
+
+function describeStart(action: MatchingAction): string {
+  const what = action.kind === 'retry-matching' ? 'Retrying' : 'Cancelling'
+  const scope = [
+    action.filter.queue ? `queue ${action.filter.queue}` : undefined,
+    action.filter.actor ? `actor ${action.filter.actor}` : undefined,
+    action.filter.state ? `state ${action.filter.state}` : undefined,
+  ].filter(Boolean)
+  return `${what} every message matching ${scope.length > 0 ? scope.join(', ') : 'the filter'}, in batches.`
+}
+
 /** Calls the core (or scheduler) operation the CLI calls for the same thing. */
 async function perform(rt: DashboardRuntime, action: DashboardAction): Promise<unknown> {
   const { broker } = rt
@@ -146,13 +208,6 @@ async function perform(rt: DashboardRuntime, action: DashboardAction): Promise<u
       }
       return counts
     }
-    case 'retry-matching':
-      return broker.retryFailed({
-        ...(action.filter.queue ? { queue: action.filter.queue } : {}),
-        ...(action.filter.actor ? { actor: action.filter.actor } : {}),
-      })
-    case 'cancel-matching':
-      return broker.cancelMany({ ...action.filter })
     case 'schedule-enable':
     case 'schedule-disable': {
       const scheduler = await rt.scheduler()
@@ -185,10 +240,6 @@ function describe(action: DashboardAction, result: unknown): string {
       )
         .map(([status, n]) => `${String(n)} ${status}`)
         .join(', ')}.`
-    case 'retry-matching':
-      return `${String(r.retried)} messages retried.`
-    case 'cancel-matching':
-      return `${String(r.cancelled)} messages cancelled, ${String(r.requested)} cancellations requested from workers.`
     case 'schedule-enable':
       return `Schedule ${action.name} enabled.`
     case 'schedule-disable':

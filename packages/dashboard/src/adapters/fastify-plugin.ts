@@ -43,7 +43,9 @@ export function fastifyDashboard(
       reply: { readonly raw: ServerResponse; hijack(): void },
     ) => {
       reply.hijack()
-      const response = await dashboard(await toRequest(request.raw, options.trustProxy === true))
+      const response = await dashboard(
+        await toRequest(request.raw, options.trustProxy === true, reply.raw),
+      )
       await sendResponse(response, reply.raw)
     }
     const base = dashboard.basePath

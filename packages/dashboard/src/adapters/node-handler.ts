@@ -23,7 +23,7 @@ export function toNodeHandler(
   options: { readonly trustProxy?: boolean } = {},
 ): (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void {
   return (req, res, next) => {
-    toRequest(req, options.trustProxy === true)
+    toRequest(req, options.trustProxy === true, res)
       .then(handler)
       .then((response) => sendResponse(response, res))
       .catch((error: unknown) => {
@@ -37,7 +37,11 @@ export function toNodeHandler(
 }
 
 /** @internal A fetch Request for a node:http request; aborted when the client goes away. */
-export async function toRequest(req: IncomingMessage, trustProxy: boolean): Promise<Request> {
+export async function toRequest(
+  req: IncomingMessage,
+  trustProxy: boolean,
+  res: ServerResponse,
+): Promise<Request> {
   // Express strips its mount path from req.url; originalUrl keeps it.
   const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/'
   const forwarded = trustProxy
@@ -55,7 +59,10 @@ export async function toRequest(req: IncomingMessage, trustProxy: boolean): Prom
     else headers.set(name, value)
   }
   const controller = new AbortController()
-  req.socket.once('close', () => controller.abort())
+  // The response's 'close' comes once per request: when it was sent, or when the
+  // client went away first (a live stream). A listener on the socket instead
+  // would pile up on a keep-alive connection, one per request it served.
+  res.once('close', () => controller.abort())
   const method = req.method ?? 'GET'
   let body: Uint8Array | undefined
   if (method !== 'GET' && method !== 'HEAD') {

@@ -32,3 +32,12 @@ export function json(value: unknown): string {
     return String(value)
   }
 }
+
+/**
+ * @internal A count that may be an estimate (`queueStats()`'s sampled done
+ * and cancelled totals): shown as "≈ n", with a title saying so.
+ */
+export function formatCount(n: number, estimated: boolean | undefined): SafeHtml {
+  if (!estimated) return html`${n}`
+  return html`<span class="estimate" title="estimated from a sample of the messages table">≈ ${n}</span>`
+}

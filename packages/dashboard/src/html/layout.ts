@@ -28,7 +28,13 @@ const HTMX_CONFIG = JSON.stringify({
  */
 export function layout(
   page: PageContext,
-  options: { readonly title: string; readonly nav: NavKey; readonly live?: boolean },
+  options: {
+    readonly title: string
+    readonly nav: NavKey
+    readonly live?: boolean
+    /** Without JavaScript, reload the page every this many seconds (a running operation). */
+    readonly refreshSeconds?: number
+  },
   body: HtmlValue,
 ): SafeHtml {
   const { base } = page
@@ -45,6 +51,7 @@ export function layout(
 <meta name="csrf-token" content="${page.csrf}">
 <title>${options.title} · iddqueue</title>
 <link rel="icon" href="data:,">
+${options.refreshSeconds ? html`<noscript><meta http-equiv="refresh" content="${options.refreshSeconds}"></noscript>` : ''}
 <link rel="stylesheet" href="${base}/static/dashboard.css">
 <script src="${base}/static/htmx.min.js" defer></script>
 <script src="${base}/static/dashboard.js" defer></script>

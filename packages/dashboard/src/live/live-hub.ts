@@ -11,7 +11,7 @@ const THROUGHPUT_TTL_MS = 15_000
  * @internal The dashboard's one shared poll and its live clients. While at
  * least one Server-Sent Events stream is open (a visible tab: the page's
  * script closes its stream while hidden) it reads `queueStats()` every
- * `pollIntervalMs`, and sooner when the broker's single LISTEN connection
+ * `pollIntervalMs` (with `retained: 'estimate'`), and sooner when the broker's single LISTEN connection
  * hears a wake-up; when the snapshot changed it tells every stream once.
  * With no stream open nothing is polled. Views read the same cached
  * snapshot, so N tabs cost one statistics query per interval, not N.
@@ -38,7 +38,8 @@ export class LiveHub {
   stats(): Promise<QueueStats[]> {
     const now = Date.now()
     if (this.#stats && now - this.#stats.at < this.pollIntervalMs) return this.#stats.value
-    const value = queueStats(this.data.broker)
+    // Sampled retained totals: a snapshot costs the same at any retention (docs/performance.md).
+    const value = queueStats(this.data.broker, { retained: 'estimate' })
     this.polls++
     this.#stats = { at: now, value }
     value.catch(() => {

@@ -1,6 +1,6 @@
 import type { QueueStats } from '@iddqueue/metrics'
 import type { Throughput } from '../data/throughput.js'
-import { formatDuration } from '../html/format.js'
+import { formatCount, formatDuration } from '../html/format.js'
 import { html, type SafeHtml } from '../html/html.js'
 import { layout } from '../html/layout.js'
 import type { PageContext } from '../html/page-context.js'
@@ -40,9 +40,10 @@ ${
           s,
         ) => html`<tr data-queue="${s.queue}"><td><a href="${q(s.queue)}">${s.queue}</a> ${data.paused.has(s.queue) ? html`<span class="badge paused">paused</span>` : ''}</td>
 <td class="num">${s.ready}</td><td class="num">${s.scheduled}</td><td class="num">${s.oldestReadyMs > 0 ? formatDuration(s.oldestReadyMs) : '–'}</td>
-<td class="num">${s.queued}</td><td class="num">${s.consumed}</td><td class="num">${s.done}</td><td class="num"><a href="${page.base}/failed?queue=${encodeURIComponent(s.queue)}">${s.rejected}</a></td><td class="num">${s.cancelled}</td><td class="num">${s.doneLastHour}</td></tr>`,
+<td class="num">${s.queued}</td><td class="num">${s.consumed}</td><td class="num">${formatCount(s.done, s.estimated)}</td><td class="num"><a href="${page.base}/failed?queue=${encodeURIComponent(s.queue)}">${s.rejected}</a></td><td class="num">${formatCount(s.cancelled, s.estimated)}</td><td class="num">${s.doneLastHour}</td></tr>`,
       )}</tbody></table>`
 }
+${shown.some((s) => s.estimated) ? html`<p class="muted">≈ done and cancelled totals are estimated from a sample of the messages table (every other count is exact).</p>` : ''}
 ${next === null ? '' : html`<p class="pager"><a href="${page.base}/?after=${encodeURIComponent(next)}" rel="next">Next page →</a></p>`}`
   return layout(page, { title: 'Overview', nav: 'overview', live: true }, body)
 }

@@ -3,7 +3,7 @@ import type { ScheduleInfo } from '@iddqueue/scheduler'
 import type { MessagePage } from '../data/list-messages.js'
 import type { LimitRow } from '../data/queue-limits.js'
 import type { Throughput } from '../data/throughput.js'
-import { formatDuration, formatTime } from '../html/format.js'
+import { formatCount, formatDuration, formatTime } from '../html/format.js'
 import { html, type SafeHtml } from '../html/html.js'
 import { actionButton, layout, nextLink } from '../html/layout.js'
 import type { PageContext } from '../html/page-context.js'
@@ -32,8 +32,8 @@ export function queueView(
 <dl class="facts">
 <dt>ready</dt><dd>${stats.ready}</dd><dt>scheduled</dt><dd>${stats.scheduled}</dd>
 <dt>oldest ready</dt><dd>${stats.oldestReadyMs > 0 ? formatDuration(stats.oldestReadyMs) : '–'}</dd>
-<dt>queued</dt><dd>${stats.queued}</dd><dt>consumed</dt><dd>${stats.consumed}</dd><dt>done</dt><dd>${stats.done}</dd>
-<dt>rejected</dt><dd><a href="${page.base}/failed?queue=${encodeURIComponent(queue)}">${stats.rejected}</a></dd><dt>cancelled</dt><dd>${stats.cancelled}</dd>
+<dt>queued</dt><dd>${stats.queued}</dd><dt>consumed</dt><dd>${stats.consumed}</dd><dt>done</dt><dd>${formatCount(stats.done, stats.estimated)}</dd>
+<dt>rejected</dt><dd><a href="${page.base}/failed?queue=${encodeURIComponent(queue)}">${stats.rejected}</a></dd><dt>cancelled</dt><dd>${formatCount(stats.cancelled, stats.estimated)}</dd>
 </dl>
 ${throughputChart(data.throughput)}
 ${data.limits === undefined ? '' : html`<h2>Limits</h2>${limitTable(data.limits)}`}

@@ -98,14 +98,14 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
       { queue, maxRetries: 0 },
     )
     const later = broker.actor('later', () => {}, { queue })
-    const failed = await Promise.all([1, 2, 3].map((n) => failing.send(n)))
+    const failed = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => failing.send(n)))
     const worker = broker.worker({ queues: [queue], pollIntervalMs: 50 })
     await worker.start()
     await until(
       async () =>
         (await Promise.all(failed.map((m) => state(m.id)))).every((s) => s === 'rejected'),
       30_000,
-      'three rejected messages',
+      'six rejected messages',
     )
     await worker.stop()
     const delayed = await later.sendWithOptions({ args: [], delayMs: 3_600_000 })
@@ -154,13 +154,42 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     await page.locator('.notice').waitFor()
     expect(await state(delayed.id)).toBe('cancelled')
 
-    // Bulk-retry everything matching a filter.
+    // Bulk-retry a selection in the failed view: two ticked, the others untouched.
+    await page.goto(`${base}/failed?queue=${queue}`)
+    for (const m of [failed[1]!, failed[2]!])
+      await page.locator(`tr[data-id="${m.id}"] input[name="ids"]`).check()
+    await page.getByRole('button', { name: 'Retry selected' }).click()
+    await page.locator('.notice').waitFor()
+    expect(await page.locator('.notice').textContent()).toContain('Retry of 2 selected: 2 retried')
+    expect(await Promise.all(failed.map((m) => state(m.id)))).toEqual([
+      'queued',
+      'queued',
+      'queued',
+      'rejected',
+      'rejected',
+      'rejected',
+    ])
+    await shot('failed-selection-retried')
+
+    // And in the messages view.
+    await page.goto(`${base}/messages?queue=${queue}&state=rejected`)
+    await page.locator(`tr[data-id="${failed[3]!.id}"] input[name="ids"]`).check()
+    await page.getByRole('button', { name: 'Retry selected' }).click()
+    await page.locator('.notice').waitFor()
+    expect(await page.locator('.notice').textContent()).toContain('Retry of 1 selected: 1 retried')
+    expect(await state(failed[3]!.id)).toBe('queued')
+    expect(await state(failed[4]!.id)).toBe('rejected')
+
+    // Bulk-retry everything matching a filter: its progress page ends with the totals.
     await page.goto(`${base}/messages?queue=${queue}&state=rejected`)
     await page.getByRole('button', { name: 'Retry all matching' }).click()
-    await page.locator('.notice').waitFor()
-    expect(await page.locator('.notice').innerText()).toContain('2 messages retried')
-    expect(await state(failed[1]!.id)).toBe('queued')
-    expect(await state(failed[2]!.id)).toBe('queued')
+    await page.locator('#operation[data-operation-state="done"]').waitFor()
+    expect(await page.locator('#operation [data-progress]').textContent()).toBe(
+      '2 messages retried',
+    )
+    expect(await state(failed[4]!.id)).toBe('queued')
+    expect(await state(failed[5]!.id)).toBe('queued')
+    await shot('bulk-operation')
 
     // The payload stays hidden until asked.
     await page.goto(`${base}/messages/${failed[1]!.id}`)

@@ -131,7 +131,7 @@ async function runOne({ system, variant }, workload, run, port) {
   })
   return (
     lines.find(
-      (l) => l.system === system && (l.variant === variant || workload.startsWith('enq')),
+      (l) => l.system === system && l.variant === variant,
     ) ?? {
       system,
       variant,

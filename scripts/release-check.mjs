@@ -140,7 +140,7 @@ try {
       JSON.stringify({ name: 'release-check-alone', private: true, type: 'module' }, null, 2),
     )
     log(
-      `npm install ${manifest.name} alone with ${needs.length - 1} sibling tarball(s): ${needs.join(', ')}`,
+      `npm install ${manifest.name} alone, with the tarballs of: ${needs.slice(1).join(', ') || 'nothing else'}`,
     )
     run(
       'npm',

@@ -530,8 +530,13 @@ const out = {
   ...(a.commit ? { commit: a.commit } : {}),
   ...(a.build ? { build: a.build } : {}),
 }
+// Another system's drain-processes line gets its config from lib/scale.mjs (config_override).
 let config =
-  wl.startsWith('drain') || wl === 'latency' ? adapter.describe(a.variant) : 'producer API only'
+  a.system !== 'iddqueue'
+    ? null
+    : wl.startsWith('drain') || wl === 'latency'
+      ? adapter.describe(a.variant)
+      : 'producer API only'
 let r
 await createDb(a.db)
 try {

@@ -32,5 +32,8 @@ const runner = await run({
     },
   },
 })
-process.once('SIGTERM', () => void runner.stop())
+process.once('SIGTERM', async () => {
+  await runner.stop()
+  process.exit(0) // graphile-worker's pool may keep the loop alive a moment longer
+})
 process.stdout.write('ready\n')

@@ -130,9 +130,7 @@ async function runOne({ system, variant }, workload, run, port) {
     PGPORT: String(port),
   })
   return (
-    lines.find(
-      (l) => l.system === system && l.variant === variant,
-    ) ?? {
+    lines.find((l) => l.system === system && l.variant === variant) ?? {
       system,
       variant,
       workload,
@@ -163,13 +161,17 @@ for (let run = 1; run <= runs; run++)
             log(
               `run ${run} ${sys.system}:${sys.variant} ${workload} ${rtt == null ? 'direct' : `proxy +${rtt} ms`} (select 1 p50 ${rttMs} ms)`,
             )
+            const cpu0 = proxy?.cpuSeconds()
             const line = await runOne(sys, workload, run, port)
+            // The proxy's own CPU over the whole child (setup included): how much of 2 cores it took.
+            const proxyCpu = proxy ? round(proxy.cpuSeconds() - cpu0, 2) : null
             const tagged = {
               ...line,
               variant: line.variant ?? sys.variant,
               net: rtt == null ? 'direct' : 'proxy',
               added_rtt_ms: rtt ?? 0,
               select1_p50_ms: rttMs,
+              ...(proxy ? { proxy_cpu_s: proxyCpu } : {}),
             }
             results.push(tagged)
             emit(tagged)

@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url'
 
 const SOURCE = fileURLToPath(new URL('./delay-proxy.c', import.meta.url))
 const live = new Set()
+const CLOCK_TICKS =
+  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 
 function killAll() {
   for (const p of live) p.kill('SIGTERM')
@@ -72,6 +74,11 @@ export function startDelayProxy(bin, targetPort, oneWayUs) {
         resolve({
           port: Number(m[1]),
           pid: child.pid,
+          /** CPU seconds (user + system) the proxy has used so far, from /proc. */
+          cpuSeconds: () => {
+            const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+            return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+          },
           stop: async () => {
             child.kill('SIGTERM')
             await exited

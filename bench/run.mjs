@@ -175,12 +175,16 @@ function runChild(job) {
         job.workload,
         '--run',
         String(job.run),
+        ...(job.system ? ['--system', job.system] : []),
         '--db',
         db,
         ...(commit ? ['--commit', commit] : []),
         ...(snapshot ? ['--build', snapshot.build] : []),
       ],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: childEnv },
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: peers ? { ...childEnv, BENCH_PEERS_DIR: peers.dir } : childEnv,
+      },
     )
     let buf = '',
       printedAt = null
@@ -201,7 +205,7 @@ function runChild(job) {
       let line = jsonLines(buf, (o) => o.workload).at(-1)
       if (!line)
         line = {
-          system: 'iddqueue',
+          system: job.system ?? 'iddqueue',
           variant: job.variant,
           workload: job.workload,
           run: job.run,
@@ -254,6 +258,16 @@ for (let r = 1; r <= runs; r++) {
       results.push(line)
       emit(line)
     }
+    // Issue 17: graphile-worker drains with the same process counts, right after iddqueue.
+    if (peers?.systems.includes('graphile-worker') && wl.startsWith('drain-processes-'))
+      for (const variant of a['peer-variant'] === 'all'
+        ? ['default', 'tuned']
+        : [a['peer-variant']]) {
+        log(`run ${r} graphile-worker ${wl} (${variant})`)
+        const line = await runChild({ run: r, workload: wl, variant, system: 'graphile-worker' })
+        results.push(line)
+        emit(line)
+      }
     if (peers && WORKLOADS.includes(wl)) {
       log(`run ${r} peers ${wl} (${peers.systems.join(', ')})`)
       for (const l of await runPeers(peers, wl, a['peer-variant'], r)) {

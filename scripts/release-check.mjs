@@ -7,7 +7,12 @@
 //    workspace (no workspace links), type-checks that app under `strict` and
 //    `exactOptionalPropertyTypes`, and runs it against PostgreSQL (DATABASE_URL,
 //    or the embedded server @iddqueue/testing starts).
-// 3. Runs `changeset version` and `pnpm publish --recursive --dry-run` in a
+// 3. Installs each package's tarball alone into its own scratch app, with only
+//    the tarballs of the @iddqueue packages it declares (dependencies and
+//    required peers, transitively), @iddqueue/* pointed at an unreachable
+//    registry so nothing of ours can come from npm, then imports it with Node:
+//    a package that needs an undeclared or unpublished sibling fails here.
+// 4. Runs `changeset version` and `pnpm publish --recursive --dry-run` in a
 //    throwaway worktree, so a release cannot break on the changeset config, a
 //    private dependency or a wrong `files` list.
 //
@@ -51,6 +56,7 @@ try {
   // 1. Pack and check each tarball's types as a consumer's resolver sees them.
   const tarballs = join(scratch, 'tarballs')
   mkdirSync(tarballs)
+  const tarballOf = new Map()
   for (const { dir, manifest } of published) {
     if (!existsSync(join(dir, 'dist')))
       throw new Error(`${manifest.name} has no dist/: run pnpm build first`)
@@ -59,6 +65,7 @@ try {
       .split('\n')
       .pop()
     const tarball = resolve(dir, out)
+    tarballOf.set(manifest.name, tarball)
     log(`packed ${manifest.name} -> ${relative(scratch, tarball)}`)
     run(
       join(root, 'node_modules/.bin/attw'),
@@ -105,7 +112,69 @@ try {
   log('running the scratch app')
   run(process.execPath, ['dist/app.js'], { cwd: app, stdio: 'inherit' })
 
-  // 3. Version and publish, dry: in a detached worktree of HEAD, with the built dist/ copied in.
+  // 3. Each package alone: its tarball plus the tarballs of the @iddqueue
+  //    packages it declares, nothing else of ours (docs/versioning.md lists
+  //    what a user installs for each package).
+  const manifestOf = new Map(published.map(({ manifest }) => [manifest.name, manifest]))
+  /** The @iddqueue packages `name` needs installed: dependencies and non-optional peers, transitively. */
+  const closure = (name, seen = new Set()) => {
+    if (seen.has(name)) return seen
+    const manifest = manifestOf.get(name)
+    if (!manifest)
+      throw new Error(`${[...seen].at(-1)} declares ${name}, which is not a published package`)
+    seen.add(name)
+    const optional = manifest.peerDependenciesMeta ?? {}
+    const declared = [
+      ...Object.keys(manifest.dependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}).filter((peer) => !optional[peer]?.optional),
+    ]
+    for (const dep of declared) if (dep.startsWith('@iddqueue/')) closure(dep, seen)
+    return seen
+  }
+  for (const { manifest } of published) {
+    const needs = [...closure(manifest.name)]
+    const alone = join(scratch, `alone-${manifest.name.replace('@iddqueue/', '')}`)
+    mkdirSync(alone)
+    writeFileSync(
+      join(alone, 'package.json'),
+      JSON.stringify({ name: 'release-check-alone', private: true, type: 'module' }, null, 2),
+    )
+    log(
+      `npm install ${manifest.name} alone, with the tarballs of: ${needs.slice(1).join(', ') || 'nothing else'}`,
+    )
+    run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        '--prefer-offline',
+        // Anything of ours not given as a tarball would come from here, and fail.
+        '--@iddqueue:registry=http://127.0.0.1:9/',
+        '--fetch-retries=0',
+        ...needs.map((name) => tarballOf.get(name)),
+      ],
+      { cwd: alone, stdio: 'inherit' },
+    )
+    const installed = readdirSync(join(alone, 'node_modules', '@iddqueue')).map(
+      (n) => `@iddqueue/${n}`,
+    )
+    const extra = installed.filter((name) => !needs.includes(name))
+    if (extra.length > 0)
+      throw new Error(`${manifest.name} alone also installed ${extra.join(', ')}`)
+    // Importing it loads every module its entry reaches: an undeclared dependency fails here.
+    run(
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${JSON.stringify(manifest.name)})`],
+      {
+        cwd: alone,
+        stdio: 'inherit',
+      },
+    )
+  }
+
+  // 4. Version and publish, dry: in a detached worktree of HEAD, with the built dist/ copied in.
   const tree = join(scratch, 'tree')
   run('git', ['worktree', 'add', '--detach', '--quiet', tree, 'HEAD'], { cwd: root })
   try {

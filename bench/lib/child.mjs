@@ -30,6 +30,8 @@ import { drainProcesses, produceConsume } from './scale.mjs'
 const { values: a } = parseArgs({
   options: {
     variant: { type: 'string', default: 'default' },
+    // drain-processes-N only: graphile-worker runs the same drain (lib/scale.mjs).
+    system: { type: 'string', default: 'iddqueue' },
     workload: { type: 'string' },
     run: { type: 'string', default: '1' },
     db: { type: 'string' },
@@ -413,9 +415,9 @@ async function claimFlat(db) {
 WORKLOADS['claim-flat'] = (db) => claimFlat(db)
 
 // ---- issue 17: several worker processes, produce while consuming ---------------
-WORKLOADS['drain-processes-1'] = (db) => drainProcesses(db, 1)
-WORKLOADS['drain-processes-2'] = (db) => drainProcesses(db, 2)
-WORKLOADS['drain-processes-4'] = (db) => drainProcesses(db, 4)
+WORKLOADS['drain-processes-1'] = (db) => drainProcesses(db, 1, a.system, a.variant)
+WORKLOADS['drain-processes-2'] = (db) => drainProcesses(db, 2, a.system, a.variant)
+WORKLOADS['drain-processes-4'] = (db) => drainProcesses(db, 4, a.system, a.variant)
 WORKLOADS['produce-consume'] = (db) => produceConsume(db)
 
 // ---- issue 20: concurrent producers (a web server's shape) --------------------
@@ -596,8 +598,13 @@ const out = {
   ...(a.commit ? { commit: a.commit } : {}),
   ...(a.build ? { build: a.build } : {}),
 }
-const config =
-  wl.startsWith('drain') || wl === 'latency' ? adapter.describe(a.variant) : 'producer API only'
+// Another system's drain-processes line gets its config from lib/scale.mjs (config_override).
+let config =
+  a.system !== 'iddqueue'
+    ? null
+    : wl.startsWith('drain') || wl === 'latency'
+      ? adapter.describe(a.variant)
+      : 'producer API only'
 let r
 await createDb(a.db)
 try {
@@ -610,6 +617,10 @@ try {
   } catch (e) {
     process.stderr.write(`[child] drop failed: ${e}\n`)
   }
+}
+if (r.config_override) {
+  config = r.config_override
+  delete r.config_override
 }
 const jps =
   r.jobs_per_s_override ?? (r.completed != null && r.seconds ? r.completed / r.seconds : null)

@@ -24,7 +24,14 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { BENCH_DIR, connString, createDb, dropDb, onDb } from './common.mjs'
 
-const SHARED = process.env.BENCH_SHARED_DIR || join(BENCH_DIR, '..', '..', 'shared', 'bench')
+// ../../shared/bench from a checkout beside shared/; one level more from a git worktree in wt/<name>.
+const SHARED =
+  process.env.BENCH_SHARED_DIR ||
+  [
+    join(BENCH_DIR, '..', '..', 'shared', 'bench'),
+    join(BENCH_DIR, '..', '..', '..', 'shared', 'bench'),
+  ].find((d) => existsSync(d)) ||
+  join(BENCH_DIR, '..', '..', 'shared', 'bench')
 const CACHE = join(tmpdir(), 'iddqueue-bench')
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`)
 
@@ -241,7 +248,7 @@ export async function preparePeers(requested) {
 }
 
 /** Runs the peers' run.mjs for one workload and one run; returns its per-run lines. */
-export async function runPeers(peers, workload, variant, run) {
+export async function runPeers(peers, workload, variant, run, env = {}) {
   const out = join(peers.dir, 'results', `from-iddqueue-bench-${process.pid}.jsonl`)
   mkdirSync(join(peers.dir, 'results'), { recursive: true })
   const r = await runNode(
@@ -258,7 +265,7 @@ export async function runPeers(peers, workload, variant, run) {
       '--out',
       out,
     ],
-    { cwd: peers.dir, timeoutMs: 3_600_000, quietTables: true },
+    { cwd: peers.dir, env, timeoutMs: 3_600_000, quietTables: true },
   )
   const lines = jsonLines(r.out, (o) => o.workload && o.stat !== 'median').map((l) => ({
     ...l,

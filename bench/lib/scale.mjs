@@ -9,16 +9,45 @@
 //   produce-consume-queues-10: the same over 10 queues (messages sent
 //     round-robin, one worker consuming all ten).
 import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as adapter from './adapter.mjs'
 import { client, connString, deferred, LIMIT_MS, now, pct, settle, sleep } from './common.mjs'
 
 const SCALE_JOBS = 50_000
 const BUDGET = 16
 const WORKER = fileURLToPath(new URL('./scale-worker.mjs', import.meta.url))
+const GRAPHILE_WORKER = fileURLToPath(new URL('./scale-graphile-worker.mjs', import.meta.url))
 
-function startProcess(url, concurrency) {
-  const child = spawn(process.execPath, [WORKER, url, String(concurrency)], {
+// The same drain for graphile-worker (issue 17: the peer at the same process
+// counts, in the same invocation): its producer and "remaining" query from the
+// peers' harness adapter, its worker processes from scale-graphile-worker.mjs.
+async function systemParts(system, variant) {
+  if (system === 'iddqueue')
+    return {
+      producer: adapter.producer,
+      remaining: adapter.sql.remaining,
+      args: (url, c) => [WORKER, url, String(c)],
+    }
+  if (system !== 'graphile-worker') throw new Error(`drain-processes: unknown system ${system}`)
+  const dir = process.env.BENCH_PEERS_DIR
+  if (!dir)
+    throw new Error(
+      'drain-processes for graphile-worker needs BENCH_PEERS_DIR (run.mjs --with-peers)',
+    )
+  const gw = await import(pathToFileURL(join(dir, 'lib', 'adapters', 'graphile-worker.mjs')).href)
+  return {
+    producer: gw.producer,
+    remaining: gw.sql.remaining,
+    args: (url, c) => [GRAPHILE_WORKER, url, String(c), variant],
+    name: gw.name,
+    version: gw.version,
+    describe: `graphile-worker ${variant}: concurrentJobs ${BUDGET}/N per process, maxPoolSize max(10, concurrentJobs + 2)${variant === 'tuned' ? ', localQueue 500, completeJobBatchDelay 0, failJobBatchDelay 0' : ''}`,
+  }
+}
+
+function startProcess(args) {
+  const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: process.env,
   })
@@ -33,18 +62,19 @@ function startProcess(url, concurrency) {
   return { child, ready, exited }
 }
 
-export async function drainProcesses(db, processes) {
-  const p = await adapter.producer(connString(db))
+export async function drainProcesses(db, processes, system = 'iddqueue', variant = 'default') {
+  const parts = await systemParts(system, variant)
+  const p = await parts.producer(connString(db))
   for (let i = 0; i < SCALE_JOBS; i += 1_000)
     await p.addBatch(Array.from({ length: 1_000 }, (_, k) => ({ i: i + k })))
   await p.close()
   await settle(db, { vacuum: true })
   const mon = client(db)
   await mon`select 1`
-  const remaining = async () => (await mon.unsafe(adapter.sql.remaining))[0].n
+  const remaining = async () => (await mon.unsafe(parts.remaining))[0].n
   const t0 = now()
   const workers = Array.from({ length: processes }, () =>
-    startProcess(connString(db), BUDGET / processes),
+    startProcess(parts.args(connString(db), BUDGET / processes)),
   )
   let timeout = false
   try {
@@ -69,6 +99,9 @@ export async function drainProcesses(db, processes) {
       seconds: secs,
       timeout,
       processes,
+      ...(parts.name
+        ? { system: parts.name, version: parts.version, config_override: parts.describe }
+        : {}),
       concurrency_per_process: BUDGET / processes,
       startup_ms: startupMs,
       stop_ms: now() - s0,

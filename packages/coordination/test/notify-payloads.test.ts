@@ -1,6 +1,4 @@
-import type { Namespace } from '@iddqueue/schema'
-import { collectNotifications } from '@iddqueue/testing'
-import type postgres from 'postgres'
+import { collectNamespaceNotifications } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 import { coordination } from '../src/index.js'
 import { drain, setupDatabase, uniqueQueue } from './helpers.js'
@@ -8,32 +6,13 @@ import { drain, setupDatabase, uniqueQueue } from './helpers.js'
 const db = setupDatabase()
 
 const SECRET = `secret-${crypto.randomUUID()}`
-const PURPOSES = ['wake', 'control', 'result', 'coordination', 'schedule'] as const
-type Purpose = (typeof PURPOSES)[number]
-
-/** Collects every channel of the namespace; `settled()` returns each one's payloads. */
-async function listenToAll(sql: postgres.Sql, ns: Namespace) {
-  const collectors = await Promise.all(
-    PURPOSES.map((purpose) => collectNotifications(sql, ns.channel(purpose))),
-  )
-  return {
-    async settled(): Promise<Record<Purpose, string[]>> {
-      const payloads = await Promise.all(collectors.map((c) => c.settled()))
-      return Object.fromEntries(PURPOSES.map((p, i) => [p, payloads[i]!])) as Record<
-        Purpose,
-        string[]
-      >
-    },
-    stop: () => Promise.all(collectors.map((c) => c.stop())),
-  }
-}
 
 describe('NOTIFY payloads of the coordination plugin', () => {
   it('name the limiter or barrier key (one: or all:) and, for claim slots, the queue; never arguments', async () => {
     const coord = coordination({ purgeIntervalMs: false })
     const broker = db.broker({ plugins: [coord] })
     await broker.ready()
-    const channels = await listenToAll(db.sql, broker.namespace)
+    const channels = await collectNamespaceNotifications(db.sql, broker.namespace)
     const key = uniqueQueue('key')
 
     // A concurrent limiter's release wakes one waiter of its key.

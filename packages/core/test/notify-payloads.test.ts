@@ -1,15 +1,14 @@
+import { collectNamespaceNotifications } from '@iddqueue/testing'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ActorContext } from '../src/index.js'
-import { collectNotifications, setupDatabase, uniqueQueue, until } from './helpers.js'
+import { setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 
 /** In every argument: no notification may ever carry it. */
 const SECRET = `secret-argument-${crypto.randomUUID()}`
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
-/** Every channel a namespace uses, by purpose (`namespace.channel(purpose)`). */
-const PURPOSES = ['wake', 'control', 'result', 'coordination', 'schedule'] as const
 
 let caller: postgres.Sql
 beforeAll(() => {
@@ -21,17 +20,7 @@ describe('NOTIFY payloads', () => {
   it('carry queue names, message and worker ids only: never arguments, on any channel of the namespace', async () => {
     const broker = db.broker({ namespace: { schema: 'payloads' } })
     await broker.migrate()
-    const channels = Object.fromEntries(
-      await Promise.all(
-        PURPOSES.map(
-          async (purpose) =>
-            [
-              purpose,
-              await collectNotifications(db.sql, broker.namespace.channel(purpose)),
-            ] as const,
-        ),
-      ),
-    ) as Record<(typeof PURPOSES)[number], Awaited<ReturnType<typeof collectNotifications>>>
+    const channels = await collectNamespaceNotifications(db.sql, broker.namespace)
     const queue = uniqueQueue('payloads')
     const started: string[] = []
     const work = broker.actor(
@@ -83,10 +72,8 @@ describe('NOTIFY payloads', () => {
     await worker.stop()
     await db.wakeUpsSent()
 
-    const received = Object.fromEntries(
-      await Promise.all(PURPOSES.map(async (p) => [p, await channels[p].settled()] as const)),
-    ) as Record<(typeof PURPOSES)[number], string[]>
-    await Promise.all(PURPOSES.map((p) => channels[p].stop()))
+    const received = await channels.settled()
+    await channels.stop()
 
     for (const [purpose, payloads] of Object.entries(received)) {
       for (const payload of payloads) expect(payload, `on ${purpose}`).not.toContain(SECRET)

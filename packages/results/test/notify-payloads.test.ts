@@ -1,6 +1,4 @@
-import type { Namespace } from '@iddqueue/schema'
-import { collectNotifications } from '@iddqueue/testing'
-import type postgres from 'postgres'
+import { collectNamespaceNotifications } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 import { ResultFailure, results } from '../src/index.js'
 import { IDS_PER_NOTIFICATION } from '../src/results.js'
@@ -9,32 +7,13 @@ import { rejection, setupDatabase, uniqueQueue } from './helpers.js'
 const db = setupDatabase()
 
 const SECRET = `secret-${crypto.randomUUID()}`
+
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
-const PURPOSES = ['wake', 'control', 'result', 'coordination', 'schedule'] as const
-type Purpose = (typeof PURPOSES)[number]
-
-/** Collects every channel of the namespace; `settled()` returns each one's payloads. */
-async function listenToAll(sql: postgres.Sql, ns: Namespace) {
-  const collectors = await Promise.all(
-    PURPOSES.map((purpose) => collectNotifications(sql, ns.channel(purpose))),
-  )
-  return {
-    async settled(): Promise<Record<Purpose, string[]>> {
-      const payloads = await Promise.all(collectors.map((c) => c.settled()))
-      return Object.fromEntries(PURPOSES.map((p, i) => [p, payloads[i]!])) as Record<
-        Purpose,
-        string[]
-      >
-    },
-    stop: () => Promise.all(collectors.map((c) => c.stop())),
-  }
-}
-
 describe('NOTIFY payloads of the results plugin', () => {
   it('are comma-separated message ids, never arguments, values or errors', async () => {
     const broker = db.broker({ plugins: [results()] })
     await broker.ready()
-    const channels = await listenToAll(db.sql, broker.namespace)
+    const channels = await collectNamespaceNotifications(db.sql, broker.namespace)
     const queue = uniqueQueue('payloads')
     const echo = broker.actor(
       'echo',

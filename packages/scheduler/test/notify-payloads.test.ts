@@ -1,6 +1,4 @@
-import type { Namespace } from '@iddqueue/schema'
-import { collectNotifications } from '@iddqueue/testing'
-import type postgres from 'postgres'
+import { collectNamespaceNotifications } from '@iddqueue/testing'
 import { describe, expect, it } from 'vitest'
 import { createScheduler } from '../src/index.js'
 import { setupDatabase, uniqueQueue } from './helpers.js'
@@ -8,31 +6,12 @@ import { setupDatabase, uniqueQueue } from './helpers.js'
 const db = setupDatabase()
 
 const SECRET = `secret-${crypto.randomUUID()}`
-const PURPOSES = ['wake', 'control', 'result', 'coordination', 'schedule'] as const
-type Purpose = (typeof PURPOSES)[number]
-
-/** Collects every channel of the namespace; `settled()` returns each one's payloads. */
-async function listenToAll(sql: postgres.Sql, ns: Namespace) {
-  const collectors = await Promise.all(
-    PURPOSES.map((purpose) => collectNotifications(sql, ns.channel(purpose))),
-  )
-  return {
-    async settled(): Promise<Record<Purpose, string[]>> {
-      const payloads = await Promise.all(collectors.map((c) => c.settled()))
-      return Object.fromEntries(PURPOSES.map((p, i) => [p, payloads[i]!])) as Record<
-        Purpose,
-        string[]
-      >
-    },
-    stop: () => Promise.all(collectors.map((c) => c.stop())),
-  }
-}
 
 describe('NOTIFY payloads of the scheduler', () => {
   it("are 'changed' for every change of a schedule, and the queue name for a publication; never arguments", async () => {
     const broker = db.broker({ namespace: { schema: 'payloads' } })
     await broker.migrate()
-    const channels = await listenToAll(db.sql, broker.namespace)
+    const channels = await collectNamespaceNotifications(db.sql, broker.namespace)
     const schedules = createScheduler(broker)
     const queue = uniqueQueue('payloads')
     const name = `nightly-${crypto.randomUUID().slice(0, 8)}`

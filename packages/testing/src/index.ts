@@ -1,5 +1,13 @@
-export type { NotificationCollector } from './collect-notifications.js'
-export { collectNotifications } from './collect-notifications.js'
+export type {
+  NamespaceNotificationCollector,
+  NotificationCollector,
+  NotificationPurpose,
+} from './collect-notifications.js'
+export {
+  collectNamespaceNotifications,
+  collectNotifications,
+  NOTIFICATION_PURPOSES,
+} from './collect-notifications.js'
 export type { ExportsDifference } from './compare-package-exports.js'
 export { comparePackageExports } from './compare-package-exports.js'
 export type {

@@ -1,5 +1,6 @@
 export type { GlobalSetup, GlobalSetupOptions } from './vitest/create-global-setup.js'
 export { createGlobalSetup } from './vitest/create-global-setup.js'
+export { describePublishedTypes } from './vitest/describe-published-types.js'
 export type {
   BrokerFixture,
   BrokerFixtureOptions,

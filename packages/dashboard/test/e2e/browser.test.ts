@@ -23,6 +23,8 @@ const ARGS = [
   '--disable-sync',
 ]
 /** Screenshots land here (gitignored): the test run's artifacts. */
+/** The bound on every wait for a page event; vitest's `expect.poll` defaults to 1 s. */
+const WAIT_MS = 60_000
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url))
 const present = existsSync(CHROMIUM)
 if (!present)
@@ -55,6 +57,9 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
       headless: true,
       viewport: { width: 1100, height: 720 },
     })
+    // Under a loaded CI machine a navigation can take seconds: every wait below
+    // is an event (a selector, a state) with one generous bound, never a sleep.
+    context.setDefaultTimeout(WAIT_MS)
     page = context.pages()[0] ?? (await context.newPage())
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text())
@@ -127,7 +132,9 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
       ['/schedules', 'Schedules', 'schedules'],
     ] as const) {
       await page.goto(`${base}${path}`)
-      await expect.poll(() => page.locator('h1').first().innerText()).toContain(heading)
+      await expect
+        .poll(() => page.locator('h1').first().innerText(), { timeout: WAIT_MS })
+        .toContain(heading)
       await shot(name)
     }
 
@@ -195,7 +202,9 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     await page.goto(`${base}/messages/${failed[1]!.id}`)
     expect(await page.locator('pre[data-payload]').count()).toBe(0)
     await page.getByRole('link', { name: 'Show the payload' }).click()
-    await expect.poll(() => page.locator('pre[data-payload="args"]').innerText()).toContain('2')
+    await expect
+      .poll(() => page.locator('pre[data-payload="args"]').innerText(), { timeout: WAIT_MS })
+      .toContain('2')
 
     // A message sent from outside appears without a reload.
     const fresh = uniqueQueue('live')
@@ -206,7 +215,7 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     })
     const outside = db.broker()
     await outside.actor('outside', () => {}, { queue: fresh }).send()
-    await page.locator(`tr[data-queue="${fresh}"]`).waitFor({ timeout: 30_000 })
+    await page.locator(`tr[data-queue="${fresh}"]`).waitFor()
     expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(
       42,
     )
@@ -221,7 +230,7 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     await page.goto(`${base}/messages?queue=${queue}`)
     await page.locator('table tbody tr').first().waitFor()
     await page.getByRole('link', { name: 'Workers' }).click()
-    await expect.poll(() => page.locator('h1').innerText()).toBe('Workers')
+    await expect.poll(() => page.locator('h1').innerText(), { timeout: WAIT_MS }).toBe('Workers')
     await page.unroute('**/*.js')
   }
 })

@@ -1,7 +1,7 @@
 import { IddqueueError } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
-import { wrapError } from '../runtime/wrap-error.js'
+import { isConnectionError, wrapError } from '../runtime/wrap-error.js'
 
 /**
  * Options of `broker.join()`.
@@ -41,6 +41,7 @@ export async function join(core: BrokerContext, options: JoinOptions): Promise<v
     .where('state', 'in', ['queued', 'consumed'])
     .where('queue', 'in', queues)
     .compile()
+  const pause = () => new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25))
   for (;;) {
     let pending: number
     try {
@@ -50,7 +51,12 @@ export async function join(core: BrokerContext, options: JoinOptions): Promise<v
       )
       pending = Number(row?.pending ?? 0)
     } catch (error) {
-      throw wrapError(error, 'join queues')
+      // A lost connection is waited out like a busy queue (the pool reconnects);
+      // it is reported only if it outlasts the timeout.
+      if (!isConnectionError(error) || performance.now() > deadline)
+        throw wrapError(error, 'join queues')
+      await pause()
+      continue
     }
     if (pending === 0) return
     if (performance.now() > deadline) {
@@ -58,6 +64,6 @@ export async function join(core: BrokerContext, options: JoinOptions): Promise<v
         `Queues ${queues.join(', ')} still hold ${pending} queued or consumed messages after ${timeoutMs} ms`,
       )
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25))
+    await pause()
   }
 }

@@ -114,8 +114,12 @@ describe('PostgreSQL restarted fast, crashed (immediate) and down for 10 s durin
         `resumed ${resumes.map((ms) => Math.round(ms)).join('/')} ms after each restart, ${[...ran.values()].filter((n) => n > 1).length} ran twice, ${workerErrors} worker errors`,
     )
     for (const ms of resumes) expect(ms).toBeLessThan(RESUME_MS)
-    // One rescan per reconnection of the LISTEN connection, not one per channel.
-    expect(logs.count(/listen connection re-established/)).toBe(faults.length)
+    // One rescan per reconnection of the LISTEN connection, not one per channel
+    // (five channels: fifteen). A loaded machine may see a second reconnection
+    // within one fault (the first attempt lands while the server still recovers).
+    const rescans = logs.count(/listen connection re-established/)
+    expect(rescans).toBeGreaterThanOrEqual(faults.length)
+    expect(rescans).toBeLessThanOrEqual(2 * faults.length)
 
     await worker.stop()
     await broker.close()

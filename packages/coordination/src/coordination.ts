@@ -8,9 +8,8 @@ import {
   type DeclaredLimit,
   limitClauses,
   limitOptions,
-  limitsOf,
   reconcileSlots,
-  releaseSlots,
+  releaseSettleClauses,
 } from './claim-limits.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
@@ -205,6 +204,7 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     checkActor: (actor) => checkLimitOptions(actor, declared),
     messageOptions: (build) => limitOptions(build, declared),
     claimClauses: (queues, actors) => limitClauses(latch.current, queues, actors, declared),
+    settleClauses: releaseSettleClauses,
     middleware: {
       // A RateLimited throw hands the message back, due when the limit
       // ends, with its retry budget intact; the retry middleware (outside
@@ -223,12 +223,10 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
         }
         return { kind: 'requeue', delayMs: limited.delayMs }
       },
-      settleFor: (message) => groupOf(message) !== undefined || limitsOf(message).length > 0,
+      settleFor: (message) => groupOf(message) !== undefined,
       async settle(event) {
         const setup = latch.current
-        if (!setup) return
-        await releaseSlots(setup, event.settled, event.executor)
-        await settleGroups(setup, event)
+        if (setup) await settleGroups(setup, event)
       },
     },
     async setup(context) {

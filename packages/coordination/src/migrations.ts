@@ -7,7 +7,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -137,6 +137,17 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
   updated_at timestamptz not null default now(),
   primary key (scope, name)
 )`,
+    ],
+  },
+  {
+    version: 5,
+    name: 'counter-fillfactor',
+    up: (ns) => [
+      // Every claim and settle rewrites its limits' rows: room on their pages
+      // keeps those updates HOT (no new index entry, dead versions pruned in
+      // place). On full pages a keyed claim's upserts cost 4x more, measured.
+      `alter table ${table(ns, 'coordination_running')} set (fillfactor = 20)`,
+      `alter table ${table(ns, 'coordination_rates')} set (fillfactor = 50)`,
     ],
   },
 ])

@@ -1,7 +1,7 @@
 import { type ActorContext, InvalidIdentifierError, InvalidOptionError } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
 import { coordination, RateLimited } from '../src/index.js'
-import { rejection, runChild, setupDatabase, uniqueQueue } from './helpers.js'
+import { rejection, runChild, setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -66,8 +66,16 @@ describe('rate limits the claim enforces', () => {
     })
     expect(limits.find((l) => l.scope === 'queue' && l.name === queue)).toMatchObject({
       concurrency: 3,
-      running: 0,
     })
+    // Every place is free again: at once, or after the next reconciliation for a
+    // place the queue's counter granted to a row its rate refused (decision 0014).
+    await until(
+      async () =>
+        (await coord.listLimits()).find((l) => l.scope === 'queue' && l.name === queue)?.running ===
+        0,
+      5_000,
+      "the queue's places to be free",
+    )
   }, 240_000)
 
   it('an empty claim sleeps until the next free place of a rate window, not the poll interval', async () => {

@@ -121,6 +121,7 @@ export type { BrokerEventListener, BrokerEventName, BrokerEvents } from './runti
 export { consoleLogger, type LogFields, type Logger, type LogLevel } from './runtime/logger.js'
 export { isConnectionError } from './runtime/wrap-error.js'
 export type { ClaimClauses } from './sql/claim.js'
+export type { SettleClauses } from './sql/settle-clauses.js'
 export { MAX_PREFETCH } from './worker/prefetch.js'
 export { MAX_PROGRESS_BYTES, PROGRESS_INTERVAL_MS } from './worker/progress-reporter.js'
 export type { WorkerState, WorkerStats } from './worker/worker.js'

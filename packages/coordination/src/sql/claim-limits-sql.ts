@@ -195,31 +195,40 @@ claim_granted as materialized (
 }
 
 /**
- * Frees the concurrency places of settled messages, in the settle
- * transaction: the counter rows are locked in order first (as claims lock
- * them), so a settle and a claim never deadlock.
+ * The settle clauses (decision 0016): free the concurrency places of the
+ * settled messages in the settle statement itself. The counter rows are
+ * locked in order first (as claims lock them), so a settle and a claim
+ * never deadlock; then `effect` wakes the workers of their queues
+ * (`pg_notify` at commit): a worker whose claim came back short because of
+ * limits sleeps until a place frees.
  *
- * Then wakes the workers of the queues (`pg_notify` at commit): a worker
- * whose claim came back short because of limits sleeps until a place frees.
- *
- * Parameters: scopes (`text[]`), names (`text[]`), one per freed place;
- * the wake channel; the queues (`text[]`).
+ * Reads `settled (id, state, queue, options)`.
  */
-export function releaseSlotsSql(ns: Namespace): string {
+export function releaseClauses(ns: Namespace): { ctes: string; effect: string } {
   const running = table(ns, 'coordination_running')
-  return `with d as (
-  select scope, name, count(*)::int as n from unnest($1::text[], $2::text[]) as x(scope, name) group by scope, name
-), locked as materialized (
-  select k.scope, k.name from ${running} k join d on d.scope = k.scope and d.name = k.name
+  const id = `(e.v->>'id')`
+  return {
+    ctes: `claim_freed as (
+  select ${scopeOf(id)} as scope, ${nameOf(id)} as name, count(*)::int as n
+    from settled s cross join lateral (
+      select s.${LIMITS}->(p.ord - 1) as v
+        from (values ${Array.from({ length: MAX_LIMITS }, (_, i) => `(${i + 1})`).join(', ')}) p(ord)) e
+   where left(${id}, 1) = 'c' group by 1, 2
+), claim_freed_locked as materialized (
+  select k.scope, k.name, d.n from ${running} k join claim_freed d on d.scope = k.scope and d.name = k.name
    order by k.scope, k.name for update of k
-), released as (
-  update ${running} k set running = greatest(k.running - d.n, 0), updated_at = now()
-    from d where k.scope = d.scope and k.name = d.name
-     and (k.scope, k.name) in (select scope, name from locked)
+), claim_released as (
+  -- One join, driven by the locked rows: the planner cannot estimate how many
+  -- rows \`settled\` holds, and a second join on claim_freed made it compare
+  -- every pair (a million for a settle of 1,000 keys).
+  update ${running} k set running = greatest(k.running - l.n, 0), updated_at = now()
+    from claim_freed_locked l where k.scope = l.scope and k.name = l.name
   returning 1
-)
-select (select count(*) from released)::int as released,
-       (select count(pg_notify($3, q)) from unnest($4::text[]) as q)::int as woken`
+)`,
+    effect: `(select count(pg_notify('${ns.channel('wake').replaceAll("'", "''")}', q.queue)) from (
+      select distinct s.queue from settled s
+       where exists (select 1 from jsonb_array_elements(s.${LIMITS}) l(v) where left(l.v->>'id', 1) = 'c')) q)`,
+  }
 }
 
 /** Running messages per concurrency limit, counted from the `consumed` rows. */

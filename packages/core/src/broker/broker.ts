@@ -146,7 +146,11 @@ export class Broker {
     const host: MessageHost = {
       readResult: (message, resultOptions) => this.#readResult(message, resultOptions),
     }
-    const built = statements(ns, deleteOnSuccess)
+    const built = statements(
+      ns,
+      deleteOnSuccess,
+      plugins.flatMap((plugin) => plugin.settleClauses?.(ns) ?? []),
+    )
     const listener = new Listener(connection.listen, logger)
     const waker = new Waker(connection.executor, built, listener, logger)
     this.#close = async () => {

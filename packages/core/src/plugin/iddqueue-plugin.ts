@@ -6,6 +6,7 @@ import type { Message, ResultOptions } from '../message/message.js'
 import type { BrokerEventListener, BrokerEventName } from '../runtime/events.js'
 import type { Logger } from '../runtime/logger.js'
 import type { ClaimClauses } from '../sql/claim.js'
+import type { SettleClauses } from '../sql/settle-clauses.js'
 import type { Middleware } from './middleware-interface.js'
 
 /**
@@ -172,6 +173,22 @@ export interface IddqueuePlugin {
     queues: readonly string[],
     actors: readonly ActorDefinition[],
   ): ClaimClauses | undefined
+  /**
+   * Clauses this plugin adds to the settle statement of the messages they
+   * concern (decision 0016), for the broker's namespace: written with the
+   * outcomes in one statement, instead of a transaction and a settle hook.
+   * Asked once when the broker is created.
+   *
+   * @example
+   * const audit = (): IddqueuePlugin => ({
+   *   name: 'audit',
+   *   settleClauses: (ns) => ({
+   *     concerns: (message) => message.options.audit === true,
+   *     ctes: `audited as (insert into ${ns.table('audit')} (id, state) select id, state from settled)`,
+   *   }),
+   * })
+   */
+  settleClauses?(namespace: Namespace): SettleClauses | undefined
   /** Runs once before the broker's first operation. */
   setup?(context: PluginContext): Teardown | undefined | Promise<Teardown | undefined>
 }

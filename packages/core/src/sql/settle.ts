@@ -1,5 +1,6 @@
 import type { Namespace } from '@iddqueue/schema'
 import { ASYNC_COMMIT } from './async-commit.js'
+import type { SettleClauses } from './settle-clauses.js'
 
 /**
  * Acknowledges a batch of successful messages: `done`, failure cleared; or,
@@ -45,6 +46,35 @@ function heldBy(worker: string): string {
  * done), worker id, progress JSON (null keeps the stored one).
  */
 export function settleSql(ns: Namespace, deleteOnSuccess: boolean): string {
+  const { ctes, rows } = settledRows(ns, deleteOnSuccess, '')
+  return ctes === '' ? rows : `with ${ctes}\nselect id, state, queue from ${rows}`
+}
+
+/**
+ * The settle statement with a plugin's clauses in it (decision 0016): the
+ * changed rows as `settled (id, state, queue, options)`, the plugin's CTEs
+ * after them, in one statement and so one round trip and one transaction.
+ * Same parameters and result rows as {@link settleSql}.
+ */
+export function settleWithClausesSql(
+  ns: Namespace,
+  deleteOnSuccess: boolean,
+  clauses: SettleClauses,
+): string {
+  const { ctes, rows } = settledRows(ns, deleteOnSuccess, ', m.options')
+  const settled =
+    ctes === '' ? `settled as (\n${rows}\n)` : `${ctes},\nsettled as (select * from ${rows})`
+  return `with ${settled},
+${clauses.ctes}
+select s.id, s.state, s.queue, ${clauses.effect ?? 'null'} as effect from settled s`
+}
+
+/**
+ * The rows a settle changes, returning `id, state, queue` and `extra`:
+ * one update, or with `deleteOnSuccess` a delete and an update whose rows
+ * are read from two CTEs (`ctes`, to put after `with`; `rows` names them).
+ */
+function settledRows(ns: Namespace, deleteOnSuccess: boolean, extra: string) {
   const messages = ns.table('messages')
   const outcomes = `unnest($1::uuid[], $2::text[], $3::float8[], $4::int[], $5::text[], $7::text[])
     as s(id, state, delay_ms, retried, failure, progress)`
@@ -61,16 +91,18 @@ export function settleSql(ns: Namespace, deleteOnSuccess: boolean): string {
        updated_at = now()
   from ${outcomes}
  where ${held}${only}
-returning m.id, m.state, m.queue`
-  if (!deleteOnSuccess) return update('')
-  return `with deleted as (
+returning m.id, m.state, m.queue${extra}`
+  if (!deleteOnSuccess) return { ctes: '', rows: update('') }
+  return {
+    ctes: `deleted as (
   delete from ${messages} m using ${outcomes}
    where ${held} and s.state = 'done'
-  returning m.id, 'done'::text as state, m.queue
+  returning m.id, 'done'::text as state, m.queue${extra}
 ), updated as (
   ${update(" and s.state <> 'done'")}
-)
-select id, state, queue from deleted union all select id, state, queue from updated`
+)`,
+    rows: `(select * from deleted union all select * from updated) as changed`,
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Namespace } from '@iddqueue/schema'
+import type { Message } from '../message/message.js'
 import { ASYNC_COMMIT } from './async-commit.js'
 import { claimSql, nextEtaSql } from './claim.js'
 import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-deduplication-key.js'
@@ -9,7 +10,8 @@ import { recoverOrphansSql, recoverSql } from './recover.js'
 import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
 import { reportProgressSql } from './report-progress.js'
 import { rescuerLeadSql } from './rescuer-lead.js'
-import { ackSql, dropCancelledSql, settleSql } from './settle.js'
+import { ackSql, dropCancelledSql, settleSql, settleWithClausesSql } from './settle.js'
+import type { SettleClauses } from './settle-clauses.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
 /** @internal Every hot-path statement for one namespace, built once per broker. */
@@ -31,6 +33,13 @@ export interface Statements {
   readonly nextEta: string
   readonly ack: string
   readonly settle: string
+  /**
+   * The settle with the plugins' clauses (decision 0016), for a batch with a
+   * message they concern; same parameters and rows as `settle`.
+   */
+  readonly settleWith:
+    | { readonly concerns: (message: Message) => boolean; readonly sql: string }
+    | undefined
   readonly dropCancelled: string
   readonly resultChannel: string
   readonly cancelRequested: string
@@ -64,7 +73,11 @@ function insertStatements(ns: Namespace, skipExisting: boolean): InsertStatement
 }
 
 /** @internal `deleteOnSuccess`: acknowledgements delete the row instead of keeping it `done`. */
-export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements {
+export function statements(
+  ns: Namespace,
+  deleteOnSuccess: boolean,
+  settleClauses: readonly SettleClauses[] = [],
+): Statements {
   return Object.freeze({
     wakeChannel: ns.channel('wake'),
     controlChannel: ns.channel('control'),
@@ -80,6 +93,7 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     nextEta: nextEtaSql(ns),
     ack: ackSql(ns, deleteOnSuccess),
     settle: settleSql(ns, deleteOnSuccess),
+    settleWith: mergedSettle(ns, deleteOnSuccess, settleClauses),
     dropCancelled: dropCancelledSql(ns),
     resultChannel: ns.channel('result'),
     cancelRequested: `select id from ${ns.table('messages')} where id = any($1::uuid[]) and cancel_requested`,
@@ -95,4 +109,25 @@ export function statements(ns: Namespace, deleteOnSuccess: boolean): Statements 
     purgeMessages: purgeMessagesSql(ns),
     purgeDeduplication: purgeDeduplicationSql(ns),
   })
+}
+
+/** The plugins' settle clauses in one statement, or undefined when none has any. */
+function mergedSettle(
+  ns: Namespace,
+  deleteOnSuccess: boolean,
+  all: readonly SettleClauses[],
+): Statements['settleWith'] {
+  if (all.length === 0) return undefined
+  const effects = all.flatMap((clauses) => (clauses.effect ? [clauses.effect] : []))
+  const merged: SettleClauses = {
+    concerns: (message) => all.some((clauses) => clauses.concerns(message)),
+    ctes: all.map((clauses) => clauses.ctes).join(',\n'),
+    ...(effects.length > 0
+      ? { effect: effects.length === 1 ? effects[0]! : `row(${effects.join(', ')})::text` }
+      : {}),
+  }
+  return {
+    concerns: merged.concerns,
+    sql: settleWithClausesSql(ns, deleteOnSuccess, merged),
+  }
 }

@@ -73,26 +73,41 @@ export async function settleBatch(
 ): Promise<void> {
   const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const needsTransaction = hooks.length > 0 || entries.some((e) => e.followUps.length > 0)
+  const statement = settleStatementFor(core, entries)
   const allAcks = entries.every((e) => e.outcome.kind === 'success' && e.progress === undefined)
   const requeued = [
     ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
   ]
-  if (allAcks && !needsTransaction) {
+  if (allAcks && !needsTransaction && statement === core.statements.settle) {
     await core.executor.query(core.statements.ack, [entries.map((e) => e.message.id), workerId])
     return
   }
   const rows = entries.map(row)
   const params = settleParams(entries, rows, workerId)
   if (!needsTransaction) {
-    await core.executor.query(core.statements.settle, params)
+    await core.executor.query(statement, params)
     // Messages handed back (pause, graceful stop) are for other workers: wake them.
     if (requeued.length > 0)
       await core.executor.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
     return
   }
   await core.executor.transaction((tx) =>
-    settleWithin(core, entries, rows, params, tx, hooks, requeued),
+    settleWithin(core, entries, rows, params, tx, hooks, requeued, statement),
   )
+}
+
+/**
+ * @internal Core's settle statement, or the one with the plugins' settle
+ * clauses in it when they concern a message of the batch (decision 0016).
+ */
+export function settleStatementFor(
+  core: BrokerContext,
+  entries: readonly { readonly message: Message }[],
+): string {
+  const withClauses = core.statements.settleWith
+  return withClauses && entries.some((e) => withClauses.concerns(e.message))
+    ? withClauses.sql
+    : core.statements.settle
 }
 
 /**
@@ -107,7 +122,7 @@ export function settleInTransaction(
   entries: readonly SettleEntry[],
   workerId: string,
   tx: Executor,
-  settleStatement = core.statements.settle,
+  settleStatement = settleStatementFor(core, entries),
 ): Promise<number> {
   const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const rows = entries.map(row)

@@ -7,7 +7,7 @@ import { ASYNC_COMMIT } from '../sql/async-commit.js'
 import { transactionalGuardSql } from '../sql/transactional-guard.js'
 import type { ProcessChain } from './process-chain.js'
 import type { Run } from './run.js'
-import { settleInTransaction } from './settle-batch.js'
+import { settleInTransaction, settleStatementFor } from './settle-batch.js'
 
 /** Thrown inside the transaction to roll it back; carries the outcome to record instead. */
 class Rollback {
@@ -16,8 +16,11 @@ class Rollback {
 
 interface Statements {
   readonly guard: string
-  /** The settle statement without its `synchronous_commit = off`: the handler's writes commit durably. */
-  readonly settle: string
+  /**
+   * A settle statement (core's, or with the plugins' clauses) without its
+   * `synchronous_commit = off`: the handler's writes commit durably.
+   */
+  readonly durable: Map<string, string>
 }
 
 const statements = new WeakMap<BrokerContext, Statements>()
@@ -25,13 +28,21 @@ const statements = new WeakMap<BrokerContext, Statements>()
 function statementsFor(core: BrokerContext): Statements {
   let built = statements.get(core)
   if (built === undefined) {
-    built = {
-      guard: transactionalGuardSql(core.ns),
-      settle: core.statements.settle.replaceAll(ASYNC_COMMIT, 'true'),
-    }
+    built = { guard: transactionalGuardSql(core.ns), durable: new Map() }
     statements.set(core, built)
   }
   return built
+}
+
+function durableSettle(core: BrokerContext, run: Run): string {
+  const { durable } = statementsFor(core)
+  const statement = settleStatementFor(core, [run])
+  let sql = durable.get(statement)
+  if (sql === undefined) {
+    sql = statement.replaceAll(ASYNC_COMMIT, 'true')
+    durable.set(statement, sql)
+  }
+  return sql
 }
 
 /**
@@ -112,7 +123,7 @@ async function attempt(core: BrokerContext, run: Run, chain: ProcessChain): Prom
       if (held.cancel_requested) throw new Rollback({ kind: 'cancelled' })
       run.outcome = outcome
       run.endProgress()
-      await settleInTransaction(core, [run], run.workerId, tx, sql.settle)
+      await settleInTransaction(core, [run], run.workerId, tx, durableSettle(core, run))
       return outcome
     })
     run.settled = true

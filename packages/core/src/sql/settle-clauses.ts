@@ -1,0 +1,36 @@
+import type { Message } from '../message/message.js'
+
+/**
+ * Clauses a plugin adds to the settle statement (decision 0016), so that
+ * what it must change with a message's outcome (the coordination plugin's
+ * concurrency places) is written by the same statement: one round trip, no
+ * transaction of its own. A plugin returns them from
+ * `IddqueuePlugin.settleClauses` for the broker's namespace.
+ *
+ * The settled rows are the CTE `settled (id, state, queue, options)`: only
+ * the messages this worker still held, with their new state.
+ *
+ * @example
+ * const clauses: SettleClauses = {
+ *   concerns: (message) => message.options.audit === true,
+ *   ctes: `audited as (insert into audit (id, state) select id, state from settled)`,
+ * }
+ */
+export interface SettleClauses {
+  /**
+   * Whether a message's settle needs the clauses: a batch with none of
+   * them is written with core's statements alone.
+   */
+  readonly concerns: (message: Message) => boolean
+  /**
+   * Common table expressions after `settled`, written as `name as (...)`,
+   * comma-separated. They may modify tables (the settle's own transaction).
+   */
+  readonly ctes: string
+  /**
+   * An SQL expression evaluated once after the CTEs, for the CTEs that only
+   * read or notify: PostgreSQL runs such a CTE only when something reads it
+   * (for example `(select count(*) from woken)`).
+   */
+  readonly effect?: string
+}

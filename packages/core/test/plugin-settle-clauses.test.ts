@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import type { IddqueuePlugin } from '../src/index.js'
+import { collectNotifications, setupDatabase, uniqueQueue } from './helpers.js'
+
+const db = setupDatabase()
+
+/** Records each settled message of the `audited` actor in `table`, and notifies how many, from the settle statement. */
+function audit(table: string, channel: string): IddqueuePlugin {
+  return {
+    name: 'audit',
+    settleClauses: () => ({
+      concerns: (message) => message.actor === 'audited',
+      ctes: `audited as (
+  insert into ${table} (id, state, queue)
+  select id, state, queue from settled where options->>'audit' = 'yes' returning id
+), audit_seen as (select count(*)::int as n from settled)`,
+      effect: `(select pg_notify('${channel}', n::text) from audit_seen)`,
+    }),
+    messageOptions: (build) => (build.actorName === 'audited' ? { audit: 'yes' } : undefined),
+  }
+}
+
+describe('IddqueuePlugin.settleClauses (decision 0016)', () => {
+  for (const deleteOnSuccess of [false, true]) {
+    it(`writes the plugin's CTEs with the outcomes, only for batches they concern (deleteOnSuccess: ${deleteOnSuccess})`, async () => {
+      const table = `audit_${deleteOnSuccess ? 'del' : 'keep'}`
+      const channel = `audit_${deleteOnSuccess ? 'del' : 'keep'}`
+      await db.sql.unsafe(
+        `create table if not exists ${table} (id uuid primary key, state text not null, queue text not null)`,
+      )
+      const broker = db.broker({ plugins: [audit(table, channel)], deleteOnSuccess })
+      const queue = uniqueQueue()
+      const audited = broker.actor(
+        'audited',
+        (ok: boolean) => {
+          if (!ok) throw new Error('no')
+        },
+        { queue, maxRetries: 0 },
+      )
+      const other = broker.actor('other', () => {}, { queue })
+      const notified = await collectNotifications(db.sql, channel)
+      try {
+        const plain = await other.send()
+        const worker = broker.worker({ queues: [queue], pollIntervalMs: 20 })
+        await worker.start()
+        await broker.join({ queues: [queue], timeoutMs: 20_000 })
+        // A batch the clauses do not concern is settled by core's statements alone.
+        expect(await notified.settled()).toEqual([])
+        const ok = await audited.send(true)
+        const failed = await audited.send(false)
+        await broker.join({ queues: [queue], timeoutMs: 20_000 })
+        await worker.stop()
+        const rows = await db.sql.unsafe(`select id, state, queue from ${table} where queue = $1`, [
+          queue,
+        ])
+        expect(new Map(rows.map((r) => [r.id as string, r.state as string]))).toEqual(
+          new Map([
+            [ok.id, 'done'],
+            [failed.id, 'rejected'],
+          ]),
+        )
+        // The effect ran once per settle statement that concerned them, after the CTEs.
+        const counts = (await notified.settled()).map(Number)
+        expect(counts.reduce((sum, n) => sum + n, 0)).toBeGreaterThanOrEqual(2)
+        const [stored] = await db.sql`select count(*)::int as n from iddqueue.messages
+          where id = any(${[ok.id, plain.id]}::uuid[])`
+        expect(stored?.n).toBe(deleteOnSuccess ? 0 : 2)
+      } finally {
+        await notified.stop()
+      }
+    })
+  }
+})

@@ -209,20 +209,21 @@ export function releaseClauses(ns: Namespace): { ctes: string; effect: string } 
   const id = `(e.v->>'id')`
   return {
     ctes: `claim_freed as (
-  select ${scopeOf(id)} as scope, ${nameOf(id)} as name, count(*)::int as n
+  select ${scopeOf(id)} as scope, ${nameOf(id)} as name, count(*)::int as n,
+         min((e.v->>'limit')::int) as cap
     from settled s cross join lateral (
       select s.${LIMITS}->(p.ord - 1) as v
         from (values ${Array.from({ length: MAX_LIMITS }, (_, i) => `(${i + 1})`).join(', ')}) p(ord)) e
    where left(${id}, 1) = 'c' group by 1, 2
-), claim_freed_locked as materialized (
-  select k.scope, k.name, d.n from ${running} k join claim_freed d on d.scope = k.scope and d.name = k.name
-   order by k.scope, k.name for update of k
 ), claim_released as (
-  -- One join, driven by the locked rows: the planner cannot estimate how many
-  -- rows \`settled\` holds, and a second join on claim_freed made it compare
-  -- every pair (a million for a settle of 1,000 keys).
-  update ${running} k set running = greatest(k.running - l.n, 0), updated_at = now()
-    from claim_freed_locked l where k.scope = l.scope and k.name = l.name
+  -- An upsert fed in (scope, name) order locks the counters in that order, as
+  -- claims do, so a settle and a claim never deadlock; one index probe per
+  -- counter. The row exists (its claim made it); if not, it is made empty.
+  -- \`granted\` carries the places freed into \`excluded\` (a claim sets its own).
+  insert into ${running} as k (scope, name, running, cap, granted)
+  select d.scope, d.name, 0, d.cap, d.n from claim_freed d order by d.scope, d.name
+  on conflict (scope, name) do update
+     set running = greatest(k.running - excluded.granted, 0), updated_at = now()
   returning 1
 )`,
     effect: `(select count(pg_notify('${ns.channel('wake').replaceAll("'", "''")}', q.queue)) from (

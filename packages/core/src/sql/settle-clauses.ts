@@ -24,7 +24,8 @@ export interface SettleClauses {
   readonly concerns: (message: Message) => boolean
   /**
    * Common table expressions after `settled`, written as `name as (...)`,
-   * comma-separated. They may modify tables (the settle's own transaction).
+   * comma-separated, named after the plugin (several plugins' CTEs share one
+   * statement). They may modify tables (the settle's own transaction).
    */
   readonly ctes: string
   /**

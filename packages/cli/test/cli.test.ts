@@ -33,6 +33,7 @@ describe('iddqueue CLI', () => {
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
       { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
       { owner: '@iddqueue/core', version: 3, name: 'stats-read-paths' },
+      { owner: '@iddqueue/core', version: 4, name: 'purge-read-path' },
     ])
     const again = capture({ DATABASE_URL: database.url })
     expect(await main(['--schema', 'cli_jobs', 'migrate'], again.cli)).toBe(0)

@@ -73,12 +73,13 @@ describe('--plugins', () => {
     const migrated = await cliResults('migrate')
     expect([migrated.code, migrated.stderr]).toEqual([
       0,
-      'applying @iddqueue/core #1 core-tables\napplying @iddqueue/core #2 message-progress\napplying @iddqueue/core #3 stats-read-paths\napplying @iddqueue/results #1 create-results\n',
+      'applying @iddqueue/core #1 core-tables\napplying @iddqueue/core #2 message-progress\napplying @iddqueue/core #3 stats-read-paths\napplying @iddqueue/core #4 purge-read-path\napplying @iddqueue/results #1 create-results\n',
     ])
     expect(JSON.parse(migrated.stdout).applied).toEqual([
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
       { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
       { owner: '@iddqueue/core', version: 3, name: 'stats-read-paths' },
+      { owner: '@iddqueue/core', version: 4, name: 'purge-read-path' },
       { owner: '@iddqueue/results', version: 1, name: 'create-results' },
     ])
     expect(await tablesIn('cli_results')).toContain('results')

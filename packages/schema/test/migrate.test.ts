@@ -43,6 +43,7 @@ describe('migrate', () => {
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
       { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
       { owner: '@iddqueue/core', version: 3, name: 'stats-read-paths' },
+      { owner: '@iddqueue/core', version: 4, name: 'purge-read-path' },
     ])
     const before = await describeSchema(sql, ns)
     expect(Object.keys(before).sort()).toEqual([
@@ -63,6 +64,7 @@ describe('migrate', () => {
       { owner: '@iddqueue/core', version: 1, name: 'core-tables' },
       { owner: '@iddqueue/core', version: 2, name: 'message-progress' },
       { owner: '@iddqueue/core', version: 3, name: 'stats-read-paths' },
+      { owner: '@iddqueue/core', version: 4, name: 'purge-read-path' },
     ])
   })
 

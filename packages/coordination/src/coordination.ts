@@ -2,21 +2,14 @@ import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } fro
 import { Barrier, type BarrierOptions } from './barrier.js'
 import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
 import { checkDuration } from './check.js'
-import {
-  checkDeclaredLimits,
-  checkLimitOptions,
-  type DeclaredLimit,
-  limitClauses,
-  limitOptions,
-  reconcileSlots,
-  releaseSettleClauses,
-} from './claim-limits.js'
+import { limitClauses, reconcileSlots, releaseSettleClauses } from './claim-limits.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
 import { RateLimited } from './errors.js'
 import { CoordinatedGroup } from './group.js'
 import { groupOf, settleGroups } from './group-settle.js'
 import { KeyWaiters } from './key-waiters.js'
+import { checkDeclaredLimits, checkLimitOptions, type DeclaredLimit } from './limit-options.js'
 import type { Limiter } from './limiter.js'
 import {
   type LimitInfo,
@@ -25,6 +18,7 @@ import {
   listLimits,
   setLimit,
 } from './limits.js'
+import { limitOptions } from './message-limits.js'
 import { migrationSet } from './migrations.js'
 import { purgeCoordination } from './purge.js'
 import { holdKeySql } from './sql/limits-sql.js'

@@ -1,7 +1,7 @@
 import { assertQueueName, InvalidOptionError } from '@iddqueue/core'
 import { checkDuration, checkInteger, checkKey } from './check.js'
-import { MAX_RATE_LIMIT } from './claim-limits.js'
 import type { CoordinationLatch } from './coordination-setup.js'
+import { MAX_RATE_LIMIT } from './limit-options.js'
 import { dropEmptyLimitSql, listLimitsSql, setLimitSql } from './sql/limits-sql.js'
 
 /**

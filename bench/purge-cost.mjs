@@ -1,7 +1,7 @@
 // What purging costs with many retained messages, against dropping a time
 // partition of the same rows (docs/scaling.md, issue 17).
 //   node purge-cost.mjs [--rows 1000000] [--old-fraction 0.1] [--hold-seconds 240]
-//                       [--rows-per-hold 4000000] [--lock FILE | --no-lock]
+//                       [--rows-per-hold 4000000] [--drain] [--lock FILE | --no-lock]
 // In a fresh database: ROWS finished messages (state done), OLD-FRACTION of
 // them 40 days old (past the 30-day retention) and inserted first, the others
 // a day old; VACUUM ANALYZE; then broker.purge() (core's batched DELETE, 5,000
@@ -9,7 +9,9 @@
 // plan, and then a second purge that finds nothing old (what every hourly
 // purge costs at that size). Then the same old rows in one partition of a
 // table partitioned by day of updated_at, where retention is `DROP TABLE` of
-// that partition, timed too.
+// that partition, timed too. With --drain, between the two: a 50,000-message
+// drain alone and one started together with a purge of the same old tranche
+// (see drainEffect).
 // Prints progress on stderr and one JSON line on stdout. It takes the
 // machine's exclusive load lock (/tmp/iddqueue-load.lock) itself, once per
 // phase: the fill releases it after every HOLD-SECONDS (or ROWS-PER-HOLD
@@ -20,7 +22,18 @@
 // SIGKILL leaves it behind (`bench_purge_<pid>`).
 import { spawnSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
-import { client, connString, createDb, dropDb, now, PG, round } from './lib/common.mjs'
+import {
+  client,
+  connString,
+  createDb,
+  deferred,
+  dropDb,
+  now,
+  PG,
+  round,
+  sleep,
+  untilDeadline,
+} from './lib/common.mjs'
 import { holdLoadLock, LOAD_LOCK } from './lib/load-lock.mjs'
 
 const { values: a } = parseArgs({
@@ -31,6 +44,7 @@ const { values: a } = parseArgs({
     'hold-seconds': { type: 'string', default: '240' },
     lock: { type: 'string', default: LOAD_LOCK },
     'no-lock': { type: 'boolean', default: false },
+    drain: { type: 'boolean', default: false },
   },
 })
 const rows = Number(a.rows)
@@ -123,6 +137,90 @@ const walMb = async (sql, from) =>
     0,
   )
 
+const DRAIN_JOBS = 50_000
+
+/**
+ * W3's drain of DRAIN_JOBS messages on `queue` (one worker, concurrency 16,
+ * defaults but no purge of its own), clock from createBroker until nothing
+ * of the queue is undone; returns jobs/s.
+ */
+async function drainQueue(sql, queue) {
+  let started = 0
+  const all = deferred()
+  const t0 = now()
+  const broker = createBroker({ url: connString(db) })
+  broker.actor(
+    queue,
+    async () => {
+      if (++started === DRAIN_JOBS) all.resolve()
+    },
+    { queue },
+  )
+  const worker = broker.worker({ concurrency: 16, purgeIntervalMs: false })
+  await worker.start()
+  if ((await untilDeadline(all.promise, t0 + 120_000)) === 'timeout') {
+    await broker.close()
+    throw new Error(`${queue}: ${started} of ${DRAIN_JOBS} started in 120 s`)
+  }
+  const left = async () =>
+    (
+      await sql`select count(*)::int as n from iddqueue.messages where queue = ${queue} and state <> 'done'`
+    )[0].n
+  while ((await left()) > 0) await sleep(5)
+  const seconds = (now() - t0) / 1000
+  await worker.stop()
+  await broker.close()
+  return round(DRAIN_JOBS / seconds, 0)
+}
+
+/**
+ * --drain: what a purge does to a worker draining at the same time. After
+ * the timed purges: VACUUM (the deleted rows' space is reused, so the new
+ * old rows land where the first ones were), the old tranche again, two
+ * queues of DRAIN_JOBS ready messages, then in one hold a drain alone and a
+ * drain started together with broker.purge().
+ */
+async function drainEffect(sql, out) {
+  await locked('vacuum after the purge', async () => {
+    await sql.unsafe('vacuum analyze iddqueue.messages')
+    await sql.unsafe('checkpoint')
+  })
+  await fill(sql, 'iddqueue.messages', old, 40)
+  const broker = createBroker({ url: connString(db) })
+  await locked(`two queues of ${fmt(DRAIN_JOBS)} ready messages`, async () => {
+    for (const queue of ['drain_alone', 'drain_during_purge']) {
+      const actor = broker.actor(queue, async () => {}, { queue })
+      for (let i = 0; i < DRAIN_JOBS; i += 1000)
+        await broker.enqueueMany(
+          Array.from({ length: 1000 }, (_, k) => actor.message({ i: i + k })),
+        )
+    }
+    await sql.unsafe('vacuum analyze iddqueue.messages')
+    await sql.unsafe('checkpoint')
+  })
+  await locked('drain alone, then drain during a purge', async () => {
+    out.drain_alone_jobs_per_s = await drainQueue(sql, 'drain_alone')
+    const p0 = now()
+    let purgeEnd = null
+    const purging = broker.purge().then((r) => {
+      purgeEnd = now()
+      return r
+    })
+    out.drain_during_purge_jobs_per_s = await drainQueue(sql, 'drain_during_purge')
+    const drainEnd = now()
+    const r = await purging
+    out.purge_during_drain_s = round((purgeEnd - p0) / 1000, 2)
+    out.purge_during_drain_rows = r.messages
+    // How much of the drain the purge overlapped (1 = all of it).
+    out.drain_overlap = round(Math.min(1, (purgeEnd - p0) / (drainEnd - p0)), 2)
+  })
+  await broker.close()
+  out.drain_ratio = round(out.drain_during_purge_jobs_per_s / out.drain_alone_jobs_per_s, 2)
+  log(
+    `drain alone ${fmt(out.drain_alone_jobs_per_s)} jobs/s, during the purge ${fmt(out.drain_during_purge_jobs_per_s)} (${out.drain_ratio}x); purge ${out.purge_during_drain_s} s`,
+  )
+}
+
 await createDb(db)
 const out = { workload: 'purge-cost', rows, old_rows: old, started_at: new Date().toISOString() }
 try {
@@ -181,6 +279,8 @@ try {
   log(
     `purge ${out.purge_s} s (${fmt(out.purge_rows_per_s)} rows/s, ${out.purge_wal_mb} MB WAL), empty purge ${out.empty_purge_s} s`,
   )
+
+  if (a.drain) await drainEffect(sql, out)
 
   await sql.unsafe(`create table archive (like iddqueue.messages including defaults)
     partition by range (updated_at)`)

@@ -1,54 +1,25 @@
 import { namespace } from '@iddqueue/schema'
 import { describe, expect, it } from 'vitest'
 import { claimSql, nextEtaSql } from '../src/sql/claim.js'
+import { explainRolledBack, nodes, type PlanNode, rowsRead } from './explain-plan.js'
 import { setupDatabase, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
 const ns = namespace()
 
-interface PlanNode {
-  readonly 'Node Type': string
-  readonly 'Relation Name'?: string
-  readonly 'Index Name'?: string
-  readonly 'Actual Rows': number
-  readonly 'Actual Loops': number
-  readonly Plans?: readonly PlanNode[]
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)]
-}
-
 /** EXPLAIN ANALYZE of one claim, rolled back so the backlog stays as it is. */
-async function explainClaim(queues: readonly string[], limit: number): Promise<PlanNode[]> {
-  let plan: PlanNode | undefined
-  await db.sql
-    .begin(async (tx) => {
-      const [row] = await tx.unsafe(
-        `explain (analyze, format json) ${claimSql(ns, queues.length)}`,
-        [queues as string[], limit, crypto.randomUUID()],
-      )
-      plan = (row!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan
-      throw new Error('rollback')
-    })
-    .catch((error: Error) => {
-      if (error.message !== 'rollback') throw error
-    })
-  return nodes(plan!)
+function explainClaim(queues: readonly string[], limit: number): Promise<PlanNode[]> {
+  return explainRolledBack(db.sql, claimSql(ns, queues.length), [
+    queues,
+    limit,
+    crypto.randomUUID(),
+  ])
 }
 
 async function fill(queue: string, count: number, priority: number, delayMs = 0): Promise<void> {
   await db.sql`insert into iddqueue.messages (id, queue, actor, priority, eta)
     select gen_random_uuid(), ${queue}, 'job', ${priority}, now() + ${delayMs} * interval '1 millisecond'
       from generate_series(1, ${count})`
-}
-
-/** Rows read from the messages table by every scan of the plan. */
-function rowsRead(plan: readonly PlanNode[]): number {
-  return plan
-    .filter((n) => n['Relation Name'] === 'messages' && n['Node Type'] !== 'ModifyTable')
-    .filter((n) => n['Index Name'] !== 'messages_pkey')
-    .reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0)
 }
 
 describe('the claim plan', () => {
@@ -118,8 +89,7 @@ describe('the claim plan', () => {
     await fill(queues[0]!, 10, 5, 60_000)
     await fill(queues[1]!, 4_000, 3, 120_000)
     await db.sql`analyze iddqueue.messages`
-    const [row] = await db.sql.unsafe(`explain (analyze, format json) ${nextEtaSql(ns)}`, [queues])
-    const plan = nodes((row!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan)
+    const plan = await explainRolledBack(db.sql, nextEtaSql(ns), [queues])
     expect(plan.filter((n) => n['Node Type'].includes('Sort'))).toEqual([])
     expect(rowsRead(plan)).toBeLessThan(20)
     const [wait] = await db.sql.unsafe<{ wait_ms: number }[]>(nextEtaSql(ns), [queues])

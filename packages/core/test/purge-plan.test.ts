@@ -1,43 +1,17 @@
 import { namespace } from '@iddqueue/schema'
 import { describe, expect, it } from 'vitest'
 import { purgeMessagesSql } from '../src/sql/purge.js'
+import { explainRolledBack, rowsRead } from './explain-plan.js'
 import { setupDatabase, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
 const DAY = 86_400_000
 
-interface PlanNode {
-  readonly 'Node Type': string
-  readonly 'Relation Name'?: string
-  readonly 'Index Name'?: string
-  readonly 'Actual Rows': number
-  readonly 'Actual Loops': number
-  readonly Plans?: readonly PlanNode[]
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)]
-}
-
-/** EXPLAIN ANALYZE of one purge batch, rolled back; the rows its scans read from the messages table. */
+/** The rows one purge batch reads from the messages table (EXPLAIN ANALYZE, rolled back). */
 async function rowsReadByPurge(olderThanMs: number, batch: number): Promise<number> {
-  let plan: PlanNode | undefined
-  await db.sql
-    .begin(async (tx) => {
-      const [row] = await tx.unsafe(
-        `explain (analyze, format json) ${purgeMessagesSql(namespace())}`,
-        [olderThanMs, batch],
-      )
-      plan = (row!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan
-      throw new Error('rollback')
-    })
-    .catch((error: Error) => {
-      if (error.message !== 'rollback') throw error
-    })
-  return nodes(plan!)
-    .filter((n) => n['Relation Name'] === 'messages' && n['Node Type'] !== 'ModifyTable')
-    .filter((n) => n['Index Name'] !== 'messages_pkey')
-    .reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0)
+  return rowsRead(
+    await explainRolledBack(db.sql, purgeMessagesSql(namespace()), [olderThanMs, batch]),
+  )
 }
 
 async function fill(state: string, count: number, ageDays: number): Promise<void> {

@@ -23,6 +23,7 @@ import {
   rssMb,
   settle,
   sleep,
+  timeDrain,
   untilDeadline,
 } from './common.mjs'
 import { drainProcesses, produceConsume } from './scale.mjs'
@@ -145,46 +146,25 @@ const WORKLOADS = {
     await mon`select 1` // connect before the clock starts (pg.Client.connect() in the peers' harness)
     const remaining = async () => (await mon.unsafe(adapter.sql.remaining))[0].n
 
-    let started = 0
-    const allStarted = deferred()
-    const onJob = () => {
-      if (++started === W3_JOBS) allStarted.resolve()
-    }
-
-    const t0 = now()
-    const deadlineAt = t0 + LIMIT_MS
-    const w = await adapter.startWorker(connString(db), a.variant, onJob)
-    const startupMs = now() - t0
-    let timeout = (await untilDeadline(allStarted.promise, deadlineAt)) === 'timeout'
-    // Every handler has run; outcomes may still be in flight (iddqueue settles
-    // in batches): poll the table.
-    let left = await remaining()
-    while (left > 0 && !timeout) {
-      if (now() > deadlineAt) {
-        timeout = true
-        break
-      }
-      await sleep(5)
-      left = await remaining()
-    }
-    const t1 = now()
-    if (timeout) left = await remaining()
-    const s0 = now()
-    await w.stop()
-    const stopMs = now() - s0
-    await mon.end({ timeout: 5 })
-    const secs = (t1 - t0) / 1000
+    // Every handler has run, then outcomes may still be in flight (iddqueue
+    // settles in batches): the clock stops when the table shows all done.
+    const d = await timeDrain({
+      jobs: W3_JOBS,
+      start: (onJob) => adapter.startWorker(connString(db), a.variant, onJob),
+      remaining,
+      mon,
+    })
     return {
       jobs: W3_JOBS,
-      completed: W3_JOBS - left,
-      handler_calls: started,
-      seconds: secs,
-      timeout,
-      startup_ms: startupMs,
-      stop_ms: stopMs,
+      completed: d.completed,
+      handler_calls: d.handlerCalls,
+      seconds: d.seconds,
+      timeout: d.timeout,
+      startup_ms: d.startupMs,
+      stop_ms: d.stopMs,
       p50_ms: null,
       p99_ms: null,
-      jobs_per_s_override: (W3_JOBS - left) / secs,
+      jobs_per_s_override: d.completed / d.seconds,
     }
   },
 
@@ -298,46 +278,26 @@ async function drainMulti(db, queues, delayed = 0, jobs = MULTI_JOBS) {
   const mon = client(db)
   await mon`select 1`
   const remaining = async () => (await mon.unsafe(adapter.multiSql.remaining))[0].n
-  let started = 0
-  const allStarted = deferred()
-  const onJob = (payload) => {
-    if (payload.d !== undefined) return // a delayed message started early: counted below
-    if (++started === jobs) allStarted.resolve()
-  }
-  const t0 = now()
-  const deadline = t0 + LIMIT_MS
-  const w = await adapter.startMultiWorker(connString(db), queues, onJob)
-  const startupMs = now() - t0
-  let timeout = (await untilDeadline(allStarted.promise, deadline)) === 'timeout'
-  let left = await remaining()
-  while (left > 0 && !timeout) {
-    if (now() > deadline) {
-      timeout = true
-      break
-    }
-    await sleep(5)
-    left = await remaining()
-  }
-  const t1 = now()
-  if (timeout) left = await remaining()
-  const s0 = now()
-  await w.stop()
-  const stopMs = now() - s0
-  await mon.end({ timeout: 5 })
-  const secs = (t1 - t0) / 1000
+  const d = await timeDrain({
+    jobs,
+    start: (onJob) => adapter.startMultiWorker(connString(db), queues, onJob),
+    remaining,
+    mon,
+    counts: (payload) => payload.d === undefined, // a delayed message started early: counted below
+  })
   return {
-    jobs: jobs,
-    completed: jobs - left,
-    handler_calls: started,
-    seconds: secs,
-    timeout,
-    startup_ms: startupMs,
-    stop_ms: stopMs,
+    jobs,
+    completed: d.completed,
+    handler_calls: d.handlerCalls,
+    seconds: d.seconds,
+    timeout: d.timeout,
+    startup_ms: d.startupMs,
+    stop_ms: d.stopMs,
     p50_ms: null,
     p99_ms: null,
     queues,
     delayed,
-    jobs_per_s_override: (jobs - left) / secs,
+    jobs_per_s_override: d.completed / d.seconds,
   }
 }
 

@@ -131,3 +131,48 @@ export function gitRevision() {
     return null
   }
 }
+
+/**
+ * The drain clock every drain workload shares: from starting the worker
+ * (`start(onJob)`, resolving to something with `stop()`) until `jobs`
+ * handlers have run and `remaining()` reads 0 (outcomes may be written in
+ * batches after the handlers), or until `LIMIT_MS`. Then stops the worker
+ * and closes `mon`, the connection `remaining()` reads through. `counts`
+ * says which handler calls count toward `jobs` (all by default).
+ */
+export async function timeDrain({ jobs, start, remaining, mon, counts = () => true }) {
+  let started = 0
+  const allStarted = deferred()
+  const onJob = (payload) => {
+    if (counts(payload) && ++started === jobs) allStarted.resolve()
+  }
+  const t0 = now()
+  const deadline = t0 + LIMIT_MS
+  const worker = await start(onJob)
+  const startupMs = now() - t0
+  let timeout = (await untilDeadline(allStarted.promise, deadline)) === 'timeout'
+  let left = await remaining()
+  while (left > 0 && !timeout) {
+    if (now() > deadline) {
+      timeout = true
+      break
+    }
+    await sleep(5)
+    left = await remaining()
+  }
+  const t1 = now()
+  if (timeout) left = await remaining()
+  const s0 = now()
+  await worker.stop()
+  const stopMs = now() - s0
+  await mon.end({ timeout: 5 })
+  const seconds = (t1 - t0) / 1000
+  return {
+    completed: jobs - left,
+    handlerCalls: started,
+    seconds,
+    timeout,
+    startupMs,
+    stopMs,
+  }
+}

@@ -7,18 +7,7 @@
 // 5 ms, sees no job left undone. Prints one JSON line and exits.
 // Usage: BENCH_PEERS_DIR=... node multiqueue-child.mjs --system S --variant V --queues N --db DB [--jobs 50000] [--run 1]
 import { parseArgs } from 'node:util'
-import {
-  client,
-  connString,
-  deferred,
-  LIMIT_MS,
-  now,
-  round,
-  rssMb,
-  settle,
-  sleep,
-  untilDeadline,
-} from './common.mjs'
+import { client, connString, LIMIT_MS, now, round, rssMb, settle, timeDrain } from './common.mjs'
 import { multiQueueSystem } from './multiqueue-systems.mjs'
 
 const { values: a } = parseArgs({
@@ -51,41 +40,21 @@ async function drain(sys, db) {
   const queued = await remaining()
   if (queued !== jobs) throw new Error(`prefill left ${queued} jobs to do, not ${jobs}`)
 
-  let started = 0
-  const allStarted = deferred()
-  const onJob = () => {
-    if (++started === jobs) allStarted.resolve()
-  }
-  const t0 = now()
-  const deadline = t0 + LIMIT_MS
-  const w = await sys.startWorker(url, queues, onJob)
-  const startupMs = now() - t0
-  let timeout = (await untilDeadline(allStarted.promise, deadline)) === 'timeout'
-  let left = await remaining()
-  while (left > 0 && !timeout) {
-    if (now() > deadline) {
-      timeout = true
-      break
-    }
-    await sleep(5)
-    left = await remaining()
-  }
-  const t1 = now()
-  if (timeout) left = await remaining()
-  const s0 = now()
-  await w.stop()
-  const stopMs = now() - s0
-  await mon.end({ timeout: 5 })
-  const secs = (t1 - t0) / 1000
+  const d = await timeDrain({
+    jobs,
+    start: (onJob) => sys.startWorker(url, queues, onJob),
+    remaining,
+    mon,
+  })
   return {
     jobs,
-    completed: jobs - left,
-    handler_calls: started,
-    seconds: round(secs),
-    jobs_per_s: round((jobs - left) / secs, 0),
-    timeout,
-    startup_ms: round(startupMs, 1),
-    stop_ms: round(stopMs, 1),
+    completed: d.completed,
+    handler_calls: d.handlerCalls,
+    seconds: round(d.seconds),
+    jobs_per_s: round(d.completed / d.seconds, 0),
+    timeout: d.timeout,
+    startup_ms: round(d.startupMs, 1),
+    stop_ms: round(d.stopMs, 1),
   }
 }
 

@@ -12,6 +12,7 @@ import {
 import { setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
+/** The bound on each wait for an outcome; the tests' own timeout leaves room for it. */
 const WAIT_MS = 60_000
 
 interface Effects {
@@ -41,7 +42,7 @@ function gate() {
   return { open, opened }
 }
 
-describe('transactional actors', () => {
+describe('transactional actors', { timeout: WAIT_MS + 15_000 }, () => {
   it('commits the handler writes, the ack, the attempt history and the onSuccess callback together', async () => {
     const history = attemptHistory()
     const broker = db.broker({ plugins: [history] })

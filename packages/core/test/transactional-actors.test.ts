@@ -325,7 +325,9 @@ describe('transactional actors', { timeout: WAIT_MS + 15_000 }, () => {
     const worker = broker.worker({ pollIntervalMs: 50 })
     await worker.start()
     await until(async () => (await stateOf(message.id))?.state === 'done', WAIT_MS, 'done')
+    // The order an application ends in: the worker, the broker, then the pool.
     await worker.stop()
+    await broker.close()
     await kysely.destroy()
     expect(await effects(message.id)).toEqual(['kysely'])
   })

@@ -291,6 +291,43 @@ describe('worker', () => {
     expect(back.every((r) => r.eta.getTime() === before?.eta.getTime())).toBe(true)
   })
 
+  it('stops only once a claim in flight has answered, and returns what it claimed', async () => {
+    const broker = db.broker({ pollOnly: true })
+    const queue = uniqueQueue('slowclaim')
+    const ran: string[] = []
+    const job = broker.actor('job', () => void ran.push('ran'), { queue })
+    // The claim of this queue's row takes half a second in the database, so
+    // a stop that does not wait for it resolves long before it answers.
+    await db.sql.unsafe(`
+      create or replace function slow_claim() returns trigger language plpgsql as
+        $$ begin perform pg_sleep(0.5); return new; end $$;
+      create trigger slow_claim before update on iddqueue.messages for each row
+        when (new.queue = '${queue}' and new.state = 'consumed') execute function slow_claim()`)
+    try {
+      const message = await job.send()
+      const events: string[] = []
+      broker.on('worker:claimed', ({ count }) => void events.push(`claimed ${count}`))
+      broker.on('worker:stopped', () => void events.push('stopped'))
+      const worker = broker.worker({ pollIntervalMs: 50 })
+      await worker.start()
+      await until(
+        async () =>
+          (await db.sql`select 1 from pg_stat_activity where wait_event = 'PgSleep'`).length > 0,
+        10_000,
+        'the claim to run in the database',
+      )
+      await worker.stop()
+      expect(events).toEqual(['claimed 1', 'stopped'])
+      expect(ran).toEqual([])
+      const [row] =
+        await db.sql`select state, retries, worker_id from iddqueue.messages where id = ${message.id}`
+      expect(row).toEqual({ state: 'queued', retries: 0, worker_id: null })
+      expect(await db.sql`select id from iddqueue.workers where id = ${worker.id}`).toHaveLength(0)
+    } finally {
+      await db.sql`drop trigger slow_claim on iddqueue.messages`
+    }
+  })
+
   it('after the shutdown timeout, aborts handlers with WorkerShutdown and returns their messages', async () => {
     const broker = db.broker()
     const reasons: unknown[] = []

@@ -68,6 +68,8 @@ export class ClaimLoop {
   #idle = false
   #wakeSeq = 0
   #idleTimer: NodeJS.Timeout | undefined
+  /** The look for the next eta when the loop went idle; stop() waits for it. */
+  #lookingAhead: Promise<void> = Promise.resolve()
   #idleDeadline = Number.POSITIVE_INFINITY
   #errorTimer: NodeJS.Timeout | undefined
   #errorBackoffMs = 0
@@ -202,11 +204,17 @@ export class ClaimLoop {
     return taken
   }
 
-  /** Stops the timers; what is buffered is the caller's to release. */
-  stop(): void {
+  /**
+   * Stops the timers and resolves once no statement of the loop is in
+   * flight: a claim that answers now hands its rows to `release` (the
+   * worker is no longer running). What is buffered is the caller's to release.
+   */
+  async stop(): Promise<void> {
     clearTimeout(this.#idleTimer)
     clearTimeout(this.#errorTimer)
     this.#errorTimer = undefined
+    if (this.#claims > 0) await new Promise<void>((resolve) => this.#claimsEnded.push(resolve))
+    await this.#lookingAhead
   }
 
   /** A buffered row may start: it waits for no claim still in flight. */
@@ -285,17 +293,19 @@ export class ClaimLoop {
     this.#idle = true
     const seq = this.#wakeSeq
     const poll = this.options.pollIntervalMs
-    this.core.executor.query<{ wait_ms: number | null }>(this.#nextEtaSql, [this.#queues]).then(
-      ([row]) => {
-        const wait = row?.wait_ms
-        // A ready message we did not get is locked by a concurrent claim: look again shortly.
-        this.#armIdleTimer(
-          wait === null || wait === undefined ? poll : Math.min(poll, Math.max(wait, 10)),
-          seq,
-        )
-      },
-      () => this.#armIdleTimer(poll, seq),
-    )
+    this.#lookingAhead = this.core.executor
+      .query<{ wait_ms: number | null }>(this.#nextEtaSql, [this.#queues])
+      .then(
+        ([row]) => {
+          const wait = row?.wait_ms
+          // A ready message we did not get is locked by a concurrent claim: look again shortly.
+          this.#armIdleTimer(
+            wait === null || wait === undefined ? poll : Math.min(poll, Math.max(wait, 10)),
+            seq,
+          )
+        },
+        () => this.#armIdleTimer(poll, seq),
+      )
   }
 
   #armIdleTimer(ms: number, seq: number): void {

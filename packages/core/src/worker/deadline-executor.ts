@@ -1,6 +1,15 @@
 import type { Executor } from '@iddqueue/schema'
 import { BrokerConnectionError } from '../errors.js'
 
+/** @internal An executor whose statements have deadlines, and that knows which are in flight. */
+export interface DeadlineExecutor extends Executor {
+  /**
+   * Resolves once no statement or transaction sent through it is in flight
+   * (each ends by its deadline at the latest), including those sent meanwhile.
+   */
+  settled(): Promise<void>
+}
+
 /**
  * @internal The worker's executor: every statement and transaction gets a
  * deadline, past which it fails with `BrokerConnectionError` (so the caller
@@ -14,6 +23,9 @@ import { BrokerConnectionError } from '../errors.js'
  * settle only repeats what the retry writes (settles are guarded by state
  * and worker).
  *
+ * A graceful stop waits for `settled()`, so that once `worker.stop()`
+ * resolves the worker sends nothing more and the caller may end its pool.
+ *
  * @example
  * const executor = deadlineExecutor(core.executor, 15_000, () => reconciler.request())
  */
@@ -21,7 +33,8 @@ export function deadlineExecutor(
   executor: Executor,
   timeoutMs: number,
   onTimeout: (what: string) => void,
-): Executor {
+): DeadlineExecutor {
+  const inFlight = new Set<Promise<unknown>>()
   const within = <T>(work: Promise<T>, what: string): Promise<T> => {
     let timer: NodeJS.Timeout | undefined
     const expired = new Promise<never>((_, reject) => {
@@ -35,7 +48,13 @@ export function deadlineExecutor(
       }, timeoutMs)
     })
     work.catch(() => {})
-    return Promise.race([work, expired]).finally(() => clearTimeout(timer))
+    const guarded = Promise.race([work, expired]).finally(() => clearTimeout(timer))
+    const done: Promise<unknown> = guarded.then(
+      () => inFlight.delete(done),
+      () => inFlight.delete(done),
+    )
+    inFlight.add(done)
+    return guarded
   }
   return {
     inTransaction: executor.inTransaction,
@@ -46,6 +65,9 @@ export function deadlineExecutor(
     // the deadline of the whole transaction.
     transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       return within(executor.transaction(fn), 'a transaction')
+    },
+    async settled(): Promise<void> {
+      while (inFlight.size > 0) await Promise.all(inFlight)
     },
   }
 }

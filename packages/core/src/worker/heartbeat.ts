@@ -17,7 +17,8 @@ type ServerStart = { server_started_ms: number }
  */
 export class Heartbeat {
   #timer: NodeJS.Timeout | undefined
-  #ticking = false
+  /** The tick in flight: at most one at a time, and stop() waits for it. */
+  #beat: Promise<void> | undefined
   /** When the last heartbeat succeeded (performance.now()). */
   #lastBeatAt = performance.now()
   /** A heartbeat failed since the last that succeeded. */
@@ -47,12 +48,21 @@ export class Heartbeat {
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.#tick(), this.options.heartbeatIntervalMs)
+    this.#timer = setInterval(() => {
+      this.#beat ??= this.#tick().finally(() => {
+        this.#beat = undefined
+      })
+    }, this.options.heartbeatIntervalMs)
   }
 
+  /**
+   * Stops the heartbeat, waits for a tick in flight (which could otherwise
+   * register the worker again after it left), then deregisters.
+   */
   async stop(): Promise<void> {
     clearInterval(this.#timer)
     this.#timer = undefined
+    await this.#beat
     try {
       await this.core.executor.query(this.core.statements.deregisterWorker, [this.workerId])
     } catch (error) {
@@ -62,8 +72,6 @@ export class Heartbeat {
   }
 
   async #tick(): Promise<void> {
-    if (this.#ticking) return
-    this.#ticking = true
     try {
       const alive = await this.core.executor.query<ServerStart>(this.core.statements.heartbeat, [
         this.workerId,
@@ -94,8 +102,6 @@ export class Heartbeat {
     } catch (error) {
       this.#failed = true
       this.onError(error)
-    } finally {
-      this.#ticking = false
     }
   }
 }

@@ -21,6 +21,8 @@ export interface ShutdownParts {
   /** Wake-up, control and reconnect subscriptions. */
   readonly unsubscribe: (() => Promise<void> | void)[]
   readonly release: (deliveries: readonly Releasable[]) => void
+  /** Resolves once none of the worker's own statements is in flight. */
+  readonly statementsSettled: () => Promise<void>
 }
 
 /**
@@ -28,11 +30,14 @@ export interface ShutdownParts {
  * subscriptions, returns buffered messages at once, signals handlers of
  * actors with `notifyShutdown`, lets running handlers finish for up to
  * `shutdownTimeoutMs` (then aborts them with `WorkerShutdown` and returns
- * their messages), writes pending outcomes and deregisters.
+ * their messages), writes pending outcomes and deregisters. Resolves once
+ * none of the worker's statements is in flight (each has its deadline), so
+ * the caller may end the pool right after.
  */
 export async function shutdown(parts: ShutdownParts): Promise<void> {
   const { core, workerId, options, loop, slots, executor, settler } = parts
-  loop.stop()
+  // Claims in flight answer first: their rows go back with the outcomes below.
+  await loop.stop()
   for (const unsubscribe of parts.unsubscribe.splice(0))
     await Promise.resolve(unsubscribe()).catch(() => {})
   parts.release(loop.buffer.splice(0))
@@ -81,4 +86,5 @@ export async function shutdown(parts: ShutdownParts): Promise<void> {
   }
   settler.abandon()
   await parts.heartbeat?.stop()
+  await parts.statementsSettled()
 }

@@ -4,7 +4,7 @@ import type { BrokerContext } from '../runtime/broker-context.js'
 import { TransactionPermits } from '../runtime/transaction-permits.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { ClaimLoop } from './claim-loop.js'
-import { deadlineExecutor } from './deadline-executor.js'
+import { type DeadlineExecutor, deadlineExecutor } from './deadline-executor.js'
 import { Heartbeat } from './heartbeat.js'
 import { Prefetch } from './prefetch.js'
 import { Reconciler } from './reconciler.js'
@@ -76,6 +76,8 @@ export class Worker {
   readonly #reconciler: Reconciler
   /** The broker's context with a deadline on every statement (see deadline-executor.ts). */
   readonly #guarded: BrokerContext
+  /** The guarded context's executor: a stop waits for its statements in flight. */
+  readonly #statements: DeadlineExecutor
   #heartbeat: Heartbeat | undefined
   readonly #unsubscribe: (() => Promise<void> | void)[] = []
   #stopping: Promise<void> | undefined
@@ -94,13 +96,10 @@ export class Worker {
     const { concurrency } = this.#options
     // Handlers' own work (follow-up sends, plugin calls) keeps the broker's
     // executor; the worker's bookkeeping gets deadlines.
-    const guarded: BrokerContext = Object.create(core, {
-      executor: {
-        value: deadlineExecutor(core.executor, this.#options.queryTimeoutMs, () => {
-          void this.#reconciler.request()
-        }),
-      },
+    this.#statements = deadlineExecutor(core.executor, this.#options.queryTimeoutMs, () => {
+      void this.#reconciler.request()
     })
+    const guarded: BrokerContext = Object.create(core, { executor: { value: this.#statements } })
     this.#guarded = guarded
     this.#slots = new RunSlots(concurrency)
     const prefetch = new Prefetch(this.#options.prefetch, concurrency)
@@ -242,10 +241,15 @@ export class Worker {
    * the queue at once (eta and retry budget intact), lets running handlers
    * finish for up to `shutdownTimeoutMs` (then aborts their signals with
    * `WorkerShutdown` and returns their messages), writes pending outcomes and
-   * deregisters. Calling it again returns the same promise.
+   * deregisters. Resolves once none of the worker's statements is in flight
+   * (a claim still running returns its rows first), so the application may
+   * then close the broker and end its pool. Calling it again returns the
+   * same promise.
    *
    * @example
    * await worker.stop()
+   * await broker.close()
+   * await sql.end() // or kysely.destroy(): the pool the broker was given
    */
   stop(): Promise<void> {
     if (this.#state === 'idle') {
@@ -303,6 +307,7 @@ export class Worker {
       heartbeat: this.#heartbeat,
       unsubscribe: this.#unsubscribe,
       release: (rows) => release(this.#settler, rows),
+      statementsSettled: () => this.#statements.settled(),
     })
     this.#state = 'stopped'
     this.#core.events.emit('worker:stopped', { workerId: this.id })

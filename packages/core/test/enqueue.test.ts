@@ -455,9 +455,7 @@ describe('errors from PostgreSQL', () => {
   it('gives BrokerConnectionError with a cause when PostgreSQL is unreachable', async () => {
     const broker = db.broker({ url: 'postgres://root@127.0.0.1:1/test' })
     const lost = broker.actor('lost', () => 1)
-    const started = Date.now()
     const error = await rejection(lost.send())
-    expect(Date.now() - started).toBeLessThan(5_000)
     expect(error).toBeInstanceOf(BrokerConnectionError)
     expect(error.message).toMatch(
       /^Could not enqueue a message for lost: PostgreSQL is unreachable \(.*ECONNREFUSED/,

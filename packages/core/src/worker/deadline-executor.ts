@@ -19,9 +19,11 @@ export interface DeadlineExecutor extends Executor {
  * seconds (measured: 8 to 25 of 30 for 6 to 23 s); a claim, heartbeat or
  * settle waiting on one would stall the worker. The abandoned statement may
  * still commit later: a late claim leaves rows this worker holds without
- * knowing, which is why `onTimeout` asks for a reconciliation; a late
- * settle only repeats what the retry writes (settles are guarded by state
- * and worker).
+ * knowing, which is why `onTimeout` asks for a reconciliation, at the
+ * deadline and again when the abandoned statement ends (a reconciliation
+ * at the deadline cannot see rows a claim still running has not committed);
+ * a late settle only repeats what the retry writes (settles are guarded by
+ * state and worker).
  *
  * A graceful stop waits for `settled()`, so that once `worker.stop()`
  * resolves the worker sends nothing more and the caller may end its pool.
@@ -37,8 +39,10 @@ export function deadlineExecutor(
   const inFlight = new Set<Promise<unknown>>()
   const within = <T>(work: Promise<T>, what: string): Promise<T> => {
     let timer: NodeJS.Timeout | undefined
+    let abandoned = false
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        abandoned = true
         onTimeout(what)
         reject(
           new BrokerConnectionError(
@@ -47,7 +51,10 @@ export function deadlineExecutor(
         )
       }, timeoutMs)
     })
-    work.catch(() => {})
+    const late = () => {
+      if (abandoned) onTimeout(`${what} that answered after its deadline`)
+    }
+    work.then(late, late)
     const guarded = Promise.race([work, expired]).finally(() => clearTimeout(timer))
     const done: Promise<unknown> = guarded.then(
       () => inFlight.delete(done),

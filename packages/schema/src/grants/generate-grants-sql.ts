@@ -35,7 +35,31 @@ export interface GenerateGrantsOptions {
   readonly namespace?: Namespace | NamespaceOptions
 }
 
-type Privileges = Partial<Record<TableName, string>>
+type Privileges = Partial<Record<TableName | CoordinationTableName, string>>
+
+/**
+ * The coordination plugin's tables (its migrations create them; the logical
+ * `coordination` table of `IddqueueDatabase` is not one of them).
+ */
+const COORDINATION_TABLES = [
+  'coordination_locks',
+  'coordination_slots',
+  'coordination_buckets',
+  'coordination_hits',
+  'coordination_barriers',
+  'coordination_groups',
+  'coordination_group_members',
+  'coordination_limits',
+  'coordination_running',
+  'coordination_rates',
+] as const
+
+type CoordinationTableName = (typeof COORDINATION_TABLES)[number]
+
+/** The same privileges on every coordination table. */
+function onCoordination(privileges: string): Privileges {
+  return Object.fromEntries(COORDINATION_TABLES.map((name) => [name, privileges]))
+}
 
 // Columns a producer may read in the messages table: states and metadata,
 // never args, options or the failure text (which may quote them).
@@ -64,6 +88,9 @@ function privilegesFor(mode: GrantMode): Privileges {
         deduplication: 'select, insert, update',
         results: 'select',
         queue_control: 'select',
+        // A group of messages (coordination) is recorded when it is sent.
+        coordination_groups: 'select, insert',
+        coordination_group_members: 'select',
         migrations: 'select',
       }
     case 'worker':
@@ -74,7 +101,7 @@ function privilegesFor(mode: GrantMode): Privileges {
         workers: DML,
         attempts: DML,
         results: DML,
-        coordination: DML,
+        ...onCoordination(DML),
         schedules: DML,
         migrations: 'select',
       }
@@ -86,7 +113,7 @@ function privilegesFor(mode: GrantMode): Privileges {
         workers: `${DML}, truncate`,
         attempts: `${DML}, truncate`,
         results: `${DML}, truncate`,
-        coordination: `${DML}, truncate`,
+        ...onCoordination(`${DML}, truncate`),
         schedules: `${DML}, truncate`,
         migrations: 'select',
       }
@@ -143,7 +170,7 @@ export function generateGrantsSql(options: GenerateGrantsOptions): string {
     `grant usage on schema ${schema} to ${role};`,
   ]
   for (const [table, privileges] of Object.entries(privilegesFor(options.mode))) {
-    const qualified = ns.table(table as TableName)
+    const qualified = `${quoteIdentifier(ns.schema)}.${ns.relation(table)}`
     // A plugin's table may not exist yet; the grant is a literal, so no
     // value reaches it from outside except the quoted identifiers.
     const grant = `grant ${privileges} on ${qualified} to ${role}`

@@ -108,6 +108,39 @@ describe('cancel', () => {
     expect(await broker.cancellationStatus(message.id)).toEqual({ state: 'done', requested: true })
   })
 
+  it('in poll-only mode, the heartbeat finds the request and aborts the running handler', async () => {
+    const broker = db.broker({ pollOnly: true })
+    let listening = false
+    let reason: unknown
+    const queue = uniqueQueue('pollcancel')
+    const job = broker.actor(
+      'cooperative',
+      async (ctx: ActorContext) => {
+        const abort = new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve()),
+        )
+        listening = true
+        await abort
+        reason = ctx.signal.reason
+        throw ctx.signal.reason
+      },
+      { queue },
+    )
+    const message = await job.send()
+    const worker = broker.worker({ heartbeatIntervalMs: 100, pollIntervalMs: 50 })
+    await worker.start()
+    await until(() => listening, 5_000, 'the handler to listen to its signal')
+    expect(await broker.cancel(message.id)).toEqual({ status: 'requested', state: 'consumed' })
+    await until(() => reason !== undefined, 10_000, 'the abort at a heartbeat')
+    expect(MessageCancelled.isInstance(reason)).toBe(true)
+    await broker.join({ queues: [queue] })
+    await worker.stop()
+    expect(await broker.cancellationStatus(message.id)).toEqual({
+      state: 'cancelled',
+      requested: true,
+    })
+  })
+
   it('a running handler that fails after the request ends cancelled, never retried', async () => {
     const broker = db.broker()
     let calls = 0

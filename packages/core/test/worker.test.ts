@@ -343,14 +343,12 @@ describe('worker', () => {
     try {
       const message = await job.send()
       const errors: string[] = []
-      broker.on('worker:error', ({ error }) => void errors.push(error.message))
+      broker.on('worker:error', ({ error }) => void errors.push((error as Error).message))
       const worker = broker.worker({ pollIntervalMs: 50, queryTimeoutMs: 300 })
       await worker.start()
       await until(() => ran.length === 1, 20_000, 'the message to run after the late claim')
       await worker.stop()
-      expect(errors[0]).toBe(
-        'PostgreSQL did not answer a statement within 300 ms (queryTimeoutMs)',
-      )
+      expect(errors[0]).toBe('PostgreSQL did not answer a statement within 300 ms (queryTimeoutMs)')
       // Claimed by the abandoned statement, taken back (no retry counted),
       // claimed again: two deliveries, one run.
       expect(ran).toEqual([1])

@@ -67,8 +67,8 @@ export class WorkerControl {
 
   /**
    * On each heartbeat: re-reads which queues are paused and which buffered
-   * messages were cancelled, in case a notification was missed (or in
-   * poll-only mode, where there are none).
+   * or running messages were cancelled, in case a notification was missed
+   * (or in poll-only mode, where there are none).
    */
   async refresh(): Promise<void> {
     if (!this.hooks.isRunning()) return
@@ -82,10 +82,13 @@ export class WorkerControl {
       }
     }
     if (resumed) this.loop.wake()
-    if (this.loop.buffer.length === 0) return
+    // Buffered messages, and running ones whose handler was not signalled yet.
+    const ids = this.loop.buffer.map((delivery) => delivery.id)
+    for (const run of this.slots.values()) if (!run.cancelled) ids.push(run.message.id)
+    if (ids.length === 0) return
     const rows = await this.core.executor.query<{ id: string }>(
       this.core.statements.cancelRequested,
-      [this.loop.buffer.map((delivery) => delivery.id)],
+      [ids],
     )
     for (const { id } of rows) this.#cancel(id)
   }

@@ -1,6 +1,12 @@
 import { describeValue } from '@iddqueue/schema'
-import { InvalidOptionError } from '../errors.js'
-import { checkInteger, INT4_MAX } from '../options/check-option.js'
+import {
+  checkFunction,
+  checkInteger,
+  checkKnownKeys,
+  INT4_MAX,
+  labelledRefusal,
+  refuseOption,
+} from '../options/check-option.js'
 import { assertName } from './names.js'
 
 /**
@@ -146,8 +152,11 @@ function reference(actor: string, key: string, value: unknown): void {
   const name =
     typeof value === 'object' && value !== null ? (value as { name?: unknown }).name : value
   if (typeof name !== 'string') {
-    throw new InvalidOptionError(
-      `Invalid option ${key} for actor ${actor}: expected an actor or an actor name`,
+    throw labelledRefusal(
+      key,
+      value,
+      'an actor or an actor name',
+      `option ${key} for actor ${actor}`,
     )
   }
   assertName('actor', name)
@@ -167,14 +176,13 @@ export function resolveActorOptions(
   options: Readonly<Record<string, unknown>>,
   pluginKeys: ReadonlySet<string>,
 ): ResolvedActorOptions & Readonly<Record<string, unknown>> {
-  for (const key of Object.keys(options)) {
-    if (!(CORE_KEYS as readonly string[]).includes(key) && !pluginKeys.has(key)) {
-      const known = [...CORE_KEYS, ...pluginKeys].join(', ')
-      throw new InvalidOptionError(
-        `Unknown option ${JSON.stringify(key)} for actor ${actor}: expected one of ${known} (a plugin may own it: is it in plugins?)`,
-      )
-    }
-  }
+  const known = [...CORE_KEYS, ...pluginKeys]
+  checkKnownKeys(
+    options,
+    known,
+    (key) =>
+      `Unknown option ${JSON.stringify(key)} for actor ${actor}: expected one of ${known.join(', ')} (a plugin may own it: is it in plugins?)`,
+  )
   const o = options as ActorOptions
   if (o.queue !== undefined) assertName('queue', o.queue)
   integer(actor, 'priority', o.priority, -INT4_MAX, INT4_MAX)
@@ -183,27 +191,35 @@ export function resolveActorOptions(
   integer(actor, 'maxBackoffMs', o.maxBackoffMs, 0)
   integer(actor, 'timeLimitMs', o.timeLimitMs, 1)
   integer(actor, 'maxAgeMs', o.maxAgeMs, 1)
-  if (o.retryWhen !== undefined && typeof o.retryWhen !== 'function') {
-    throw new InvalidOptionError(
-      `Invalid option retryWhen for actor ${actor}: expected a function (retries, error) => boolean`,
-    )
-  }
+  checkFunction(
+    'retryWhen',
+    o.retryWhen,
+    `option retryWhen for actor ${actor}`,
+    'a function (retries, error) => boolean',
+  )
   if (
     o.throws !== undefined &&
     (!Array.isArray(o.throws) || o.throws.some((c) => typeof c !== 'function'))
   ) {
-    throw new InvalidOptionError(
-      `Invalid option throws for actor ${actor}: expected an array of error classes`,
+    throw labelledRefusal(
+      'throws',
+      o.throws,
+      'an array of error classes',
+      `option throws for actor ${actor}`,
     )
   }
   if (o.notifyShutdown !== undefined && typeof o.notifyShutdown !== 'boolean') {
-    throw new InvalidOptionError(
-      `Invalid option notifyShutdown for actor ${actor}: expected a boolean`,
+    throw labelledRefusal(
+      'notifyShutdown',
+      o.notifyShutdown,
+      'a boolean',
+      `option notifyShutdown for actor ${actor}`,
     )
   }
   if (o.transactional !== undefined && typeof o.transactional !== 'boolean') {
-    throw new InvalidOptionError(
+    throw refuseOption(
       `Invalid option transactional for actor ${actor}: expected a boolean, got ${String(o.transactional)}`,
+      { option: 'transactional', value: o.transactional, expected: 'a boolean' },
     )
   }
   reference(actor, 'onRetryExhausted', o.onRetryExhausted)
@@ -212,8 +228,13 @@ export function resolveActorOptions(
   const resolved = { ...ACTOR_DEFAULTS, ...options } as ResolvedActorOptions &
     Readonly<Record<string, unknown>>
   if (resolved.minBackoffMs > resolved.maxBackoffMs) {
-    throw new InvalidOptionError(
+    throw refuseOption(
       `Invalid options for actor ${actor}: minBackoffMs (${resolved.minBackoffMs}) is larger than maxBackoffMs (${resolved.maxBackoffMs})`,
+      {
+        option: 'minBackoffMs',
+        value: resolved.minBackoffMs,
+        expected: `an integer of at most maxBackoffMs (${resolved.maxBackoffMs})`,
+      },
     )
   }
   return Object.freeze({ ...resolved, throws: resolved.throws ?? [] })

@@ -1,10 +1,8 @@
 import {
   coreMigrations,
-  describeValue,
   type Executor,
   type IddqueueDatabase,
   IddqueueError,
-  InvalidOptionError,
   type MigrateResult,
   type MigrationSet,
   migrate,
@@ -35,7 +33,7 @@ import { BrokerClosedError, InvalidStateError, TransactionalActorError } from '.
 import { checkMessage } from '../message/check-message.js'
 import { Message, type MessageHost, type ResultOptions } from '../message/message.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../message/message-codec.js'
-import { isUuid, uuid7 } from '../message/uuid7.js'
+import { uuid7 } from '../message/uuid7.js'
 import { defaultMiddleware } from '../middleware/default-middleware.js'
 import {
   type CancellationStatus,
@@ -79,7 +77,14 @@ import {
   runNow,
 } from '../ops/reschedule.js'
 import { type RetryManyOptions, type RetryManyResult, retryMany } from '../ops/retry-many.js'
-import { flagOption } from '../options/check-option.js'
+import {
+  checkObject,
+  checkUuid,
+  flagOption,
+  integerOption,
+  labelledRefusal,
+  refuseOption,
+} from '../options/check-option.js'
 import type { IddqueuePlugin, ResultReader, Teardown } from '../plugin/iddqueue-plugin.js'
 import type { Middleware } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
@@ -118,22 +123,27 @@ export class Broker {
   constructor(options: BrokerOptions) {
     const ns = toNamespace(options.namespace)
     const logger = options.logger ?? consoleLogger('warn')
-    const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
-    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1024) {
-      throw new InvalidOptionError(
-        `Invalid maxPayloadBytes ${describeValue(options.maxPayloadBytes)}: expected an integer of at least 1024`,
-      )
-    }
+    const maxPayloadBytes = integerOption(
+      'maxPayloadBytes',
+      options.maxPayloadBytes,
+      DEFAULT_MAX_PAYLOAD_BYTES,
+      { min: 1024 },
+    )
     const sendTimeoutMs = resolveSendTimeout(options.sendTimeoutMs)
-    const currentMessage = flag('currentMessage', options.currentMessage)
-    const deleteOnSuccess = flag('deleteOnSuccess', options.deleteOnSuccess)
+    const currentMessage = flagOption('currentMessage', options.currentMessage)
+    const deleteOnSuccess = flagOption('deleteOnSuccess', options.deleteOnSuccess)
     const plugins = options.plugins ?? []
     const names = new Set<string>()
     for (const plugin of plugins) {
       if (typeof plugin?.name !== 'string')
-        throw new InvalidOptionError('Invalid plugin: expected an object with a name')
-      if (names.has(plugin.name))
-        throw new InvalidOptionError(`Plugin ${plugin.name} is listed twice`)
+        throw labelledRefusal('plugins', plugin, 'an object with a name', 'plugin')
+      if (names.has(plugin.name)) {
+        throw refuseOption(`Plugin ${plugin.name} is listed twice`, {
+          option: 'plugins',
+          value: plugin.name,
+          expected: 'plugins with distinct names',
+        })
+      }
       names.add(plugin.name)
     }
     const connection = openConnection(options)
@@ -270,14 +280,12 @@ export class Broker {
   ): Actor<H> {
     assertName('actor', name)
     if (typeof handler !== 'function') {
-      throw new InvalidOptionError(`Invalid handler for actor ${name}: expected a function`)
+      throw labelledRefusal('handler', handler, 'a function', `handler for actor ${name}`)
     }
     if (this.#core.actors.has(name)) {
       throw new InvalidStateError(`Actor ${name} is already declared on this broker`)
     }
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidOptionError(`Invalid options for actor ${name}: expected an object`)
-    }
+    checkObject('options', options, `options for actor ${name}`)
     const pluginKeys = new Set(this.#core.plugins.flatMap((plugin) => plugin.actorOptions ?? []))
     const resolved = resolveActorOptions(name, options as Record<string, unknown>, pluginKeys)
     if (resolved.transactional && this.#core.transactions.unavailable !== undefined) {
@@ -325,11 +333,8 @@ export class Broker {
     } = {},
   ): Message<Args, Result> {
     assertName('actor', actor)
-    if (options.id !== undefined && !isUuid(options.id)) {
-      throw new InvalidOptionError(
-        `Invalid id ${JSON.stringify(options.id)} for a message to ${actor}: expected a UUID`,
-      )
-    }
+    if (options.id !== undefined)
+      checkUuid('id', options.id, { where: `for a message to ${actor}` })
     const declared = this.#core.actors.get(actor)
     const queue = options.queue ?? declared?.queue ?? 'default'
     const message = this.#build(
@@ -375,8 +380,10 @@ export class Broker {
    */
   async enqueue<M extends Message>(message: M, options: SendOptions = {}): Promise<M> {
     if (!(message instanceof Message)) {
-      throw new InvalidOptionError(
-        'Invalid message: expected a Message from actor.message() or broker.message()',
+      throw labelledRefusal(
+        'message',
+        message,
+        'a Message from actor.message() or broker.message()',
       )
     }
     const entry = prepareEntry(
@@ -408,17 +415,22 @@ export class Broker {
     options: EnqueueManyOptions = {},
   ): Promise<Message[]> {
     if (!Array.isArray(entries))
-      throw new InvalidOptionError('Invalid batch: expected an array of messages')
+      throw labelledRefusal('entries', entries, 'an array of messages', 'batch')
     if (entries.length > MAX_BATCH) {
-      throw new InvalidOptionError(
-        `Invalid batch of ${entries.length} messages: the limit is ${MAX_BATCH}`,
-      )
+      throw refuseOption(`Invalid batch of ${entries.length} messages: the limit is ${MAX_BATCH}`, {
+        option: 'entries',
+        value: entries,
+        expected: `at most ${MAX_BATCH} messages`,
+      })
     }
     const prepared = entries.map((item, index) => {
       const entry: EnqueueEntry = item instanceof Message ? { message: item } : item
       if (!(entry?.message instanceof Message)) {
-        throw new InvalidOptionError(
-          `Invalid batch entry ${index}: expected a Message or { message, ...options }`,
+        throw labelledRefusal(
+          `entries[${index}]`,
+          item,
+          'a Message or { message, ...options }',
+          `batch entry ${index}`,
         )
       }
       const { message, ...sendOptions } = entry
@@ -870,11 +882,6 @@ export class Broker {
   }
 }
 
-/** A boolean option: false when absent, refused when not a boolean. */
-function flag(name: string, value: unknown): boolean {
-  return flagOption(name, value)
-}
-
 /**
  * Creates a broker. Nothing connects until the first operation.
  *
@@ -889,8 +896,6 @@ function flag(name: string, value: unknown): boolean {
  * await worker.start()
  */
 export function createBroker(options: BrokerOptions): Broker {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidOptionError('Invalid broker options: expected an object')
-  }
+  checkObject('options', options, 'broker options')
   return new Broker(options)
 }

@@ -1,7 +1,7 @@
-import { InvalidOptionError } from '../errors.js'
 import { Message, type ResultOptions } from '../message/message.js'
 import { uuid7 } from '../message/uuid7.js'
 import { PIPELINE_OPTION, type PipelineState } from '../middleware/pipeline-step.js'
+import { labelledRefusal, refuseOption } from '../options/check-option.js'
 import type { CompositionHost, RunOptions } from './run-options.js'
 
 /**
@@ -34,23 +34,30 @@ export function assertMessages(
   min: number,
 ): asserts messages is readonly Message[] {
   if (!Array.isArray(messages))
-    throw new InvalidOptionError(`Invalid ${kind}: expected an array of messages`)
+    throw labelledRefusal('messages', messages, 'an array of messages', kind)
   if (messages.length < min || messages.length > MAX_COMPOSITION) {
-    throw new InvalidOptionError(
-      `Invalid ${kind} of ${messages.length} messages: expected ${min} to ${MAX_COMPOSITION}`,
-    )
+    const expected = `${min} to ${MAX_COMPOSITION}`
+    throw refuseOption(`Invalid ${kind} of ${messages.length} messages: expected ${expected}`, {
+      option: 'messages',
+      value: messages,
+      expected: `${expected} messages`,
+    })
   }
   const ids = new Set<string>()
   messages.forEach((message: unknown, index) => {
     if (!(message instanceof Message)) {
-      throw new InvalidOptionError(
-        `Invalid ${kind} entry ${index}: expected a Message from actor.message() or broker.message()`,
+      throw labelledRefusal(
+        `messages[${index}]`,
+        message,
+        'a Message from actor.message() or broker.message()',
+        `${kind} entry ${index}`,
       )
     }
     // The same id twice would be written once: the second step would never run.
     if (ids.has(message.id)) {
-      throw new InvalidOptionError(
+      throw refuseOption(
         `Invalid ${kind} entry ${index}: message ${message.id} appears twice; build a new message for each entry`,
+        { option: `messages[${index}]`, value: message, expected: 'a message not already listed' },
       )
     }
     ids.add(message.id)
@@ -86,8 +93,9 @@ export class Pipeline<Result = unknown> {
     this.id = uuid7()
     this.messages = Object.freeze([...messages])
     if (this.messages.some((message) => PIPELINE_OPTION in message.options)) {
-      throw new InvalidOptionError(
+      throw refuseOption(
         `Invalid pipeline: a message already belongs to a pipeline (option ${PIPELINE_OPTION}); build new messages`,
+        { option: 'messages', value: messages, expected: 'messages not already in a pipeline' },
       )
     }
   }

@@ -8,7 +8,7 @@ import {
   toExecutor,
 } from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
-import { checkPriority } from '../options/check-option.js'
+import { checkPriority, labelledRefusal, refuseOption } from '../options/check-option.js'
 
 /**
  * Per-message options of a send.
@@ -139,41 +139,64 @@ const MAX_ETA_MS = 8_640_000_000_000_000
 
 /** @internal Checks per-message options; names the option and the entry. */
 export function assertEnqueueOptions(options: EnqueueOptions, where: string): void {
-  const fail = (text: string): never => {
-    throw new InvalidOptionError(`${where}: ${text}`)
+  // The text keeps its established `<where>: invalid <option> ...` wording.
+  const fail = (option: string, value: unknown, expected: string, text: string): never => {
+    throw refuseOption(`${where}: ${text}`, { option, value, expected })
   }
   const { delayMs, eta, priority, dedupKey, dedupTtlMs, dedupMode } = options
   if (
     delayMs !== undefined &&
     (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)
   ) {
+    const expected = 'a finite number of milliseconds, 0 or more'
     fail(
-      `invalid delayMs ${describeValue(delayMs)}: expected a finite number of milliseconds, 0 or more`,
+      'delayMs',
+      delayMs,
+      expected,
+      `invalid delayMs ${describeValue(delayMs)}: expected ${expected}`,
     )
   }
   if (delayMs !== undefined && Date.now() + delayMs > MAX_ETA_MS) {
     fail(
+      'delayMs',
+      delayMs,
+      'a delay whose eta is at most +275760-09-13',
       `invalid delayMs ${describeValue(delayMs)}: the eta it gives is past the latest Date (+275760-09-13)`,
     )
   }
   if (eta !== undefined) {
-    if (delayMs !== undefined) fail('give delayMs or eta, not both')
+    // A combination, not one option's value: no option/value/expected fits.
+    if (delayMs !== undefined)
+      throw new InvalidOptionError(`${where}: give delayMs or eta, not both`)
     const ms = eta instanceof Date ? eta.getTime() : eta
     if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-      fail(`invalid eta ${describeValue(eta)}: expected a valid Date or epoch milliseconds`)
+      const expected = 'a valid Date or epoch milliseconds'
+      fail('eta', eta, expected, `invalid eta ${describeValue(eta)}: expected ${expected}`)
     }
     if (ms < MIN_ETA_MS || ms > MAX_ETA_MS) {
-      fail(
-        `invalid eta ${describeValue(eta)}: expected a time from 4714-11-24 BC to +275760-09-13 (epoch ms ${MIN_ETA_MS} to ${MAX_ETA_MS})`,
-      )
+      const expected = `a time from 4714-11-24 BC to +275760-09-13 (epoch ms ${MIN_ETA_MS} to ${MAX_ETA_MS})`
+      fail('eta', eta, expected, `invalid eta ${describeValue(eta)}: expected ${expected}`)
     }
   }
   checkPriority(priority, { where })
   if (dedupMode !== undefined) {
     if (dedupMode !== 'keep' && dedupMode !== 'replace') {
-      fail(`invalid dedupMode ${JSON.stringify(dedupMode)}: expected 'keep' or 'replace'`)
+      const expected = "'keep' or 'replace'"
+      fail(
+        'dedupMode',
+        dedupMode,
+        expected,
+        `invalid dedupMode ${JSON.stringify(dedupMode)}: expected ${expected}`,
+      )
     }
-    if (dedupKey === undefined) fail(`dedupMode ${dedupMode} needs a dedupKey`)
+    if (dedupKey === undefined) {
+      fail(
+        'dedupKey',
+        dedupKey,
+        `a dedupKey with dedupMode ${dedupMode}`,
+        `dedupMode ${dedupMode} needs a dedupKey`,
+      )
+    }
   }
   if (dedupKey !== undefined || dedupTtlMs !== undefined) {
     if (
@@ -184,14 +207,23 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
       // Sent as UTF-8, an unpaired surrogate would become U+FFFD and collide with other keys.
       !dedupKey.isWellFormed()
     ) {
+      const expected =
+        'a non-empty string of at most 512 characters, without \\u0000 or unpaired surrogates'
       fail(
-        `invalid dedupKey ${JSON.stringify(dedupKey)}: expected a non-empty string of at most 512 characters, without \\u0000 or unpaired surrogates`,
+        'dedupKey',
+        dedupKey,
+        expected,
+        `invalid dedupKey ${JSON.stringify(dedupKey)}: expected ${expected}`,
       )
     }
     // Past 2^53 ms (285,000 years) the expiry would overflow PostgreSQL's interval.
     if (typeof dedupTtlMs !== 'number' || !Number.isSafeInteger(dedupTtlMs) || dedupTtlMs <= 0) {
+      const expected = `a positive integer of milliseconds (at most ${Number.MAX_SAFE_INTEGER}) with dedupKey`
       fail(
-        `invalid dedupTtlMs ${describeValue(dedupTtlMs)}: expected a positive integer of milliseconds (at most ${Number.MAX_SAFE_INTEGER}) with dedupKey`,
+        'dedupTtlMs',
+        dedupTtlMs,
+        expected,
+        `invalid dedupTtlMs ${describeValue(dedupTtlMs)}: expected ${expected}`,
       )
     }
   }
@@ -204,14 +236,21 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
  */
 export function transactionExecutor(transaction: unknown): Executor {
   if (!isKysely(transaction) && !isPostgresJs(transaction) && !isExecutor(transaction)) {
-    throw new InvalidOptionError(
-      'Invalid transaction: expected a Kysely transaction (db.transaction().execute(trx => ...)) or a postgres.js transaction (sql.begin(tx => ...))',
+    throw labelledRefusal(
+      'transaction',
+      transaction,
+      'a Kysely transaction (db.transaction().execute(trx => ...)) or a postgres.js transaction (sql.begin(tx => ...))',
     )
   }
   const executor = toExecutor(transaction, 'transaction')
   if (!executor.inTransaction) {
-    throw new InvalidOptionError(
+    throw refuseOption(
       'Invalid transaction: got a connection pool, not a transaction; pass the trx of db.transaction().execute(trx => ...) or the tx of sql.begin(tx => ...)',
+      {
+        option: 'transaction',
+        value: transaction,
+        expected: 'a transaction, not a connection pool',
+      },
     )
   }
   return executor

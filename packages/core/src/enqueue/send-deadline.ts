@@ -1,5 +1,5 @@
 import { describeValue } from '@iddqueue/schema'
-import { InvalidOptionError } from '../errors.js'
+import { refuseOption } from '../options/check-option.js'
 
 /** Default for `BrokerOptions.sendTimeoutMs`. */
 export const DEFAULT_SEND_TIMEOUT_MS = 10_000
@@ -12,9 +12,12 @@ export function resolveSendTimeout(value: unknown): number | undefined {
   if (value === undefined) return DEFAULT_SEND_TIMEOUT_MS
   if (value === false) return undefined
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new InvalidOptionError(
-      `Invalid sendTimeoutMs ${describeValue(value)}: expected a positive integer (ms) or false`,
-    )
+    const expected = 'a positive integer (ms) or false'
+    throw refuseOption(`Invalid sendTimeoutMs ${describeValue(value)}: expected ${expected}`, {
+      option: 'sendTimeoutMs',
+      value,
+      expected,
+    })
   }
   return value
 }

@@ -1,13 +1,9 @@
-import {
-  type AttemptOutcome,
-  describeValue,
-  type Executor,
-  InvalidOptionError,
-} from '@iddqueue/schema'
+import { type AttemptOutcome, describeValue, type Executor } from '@iddqueue/schema'
 import { InvalidStateError } from '../errors.js'
 import type { Message } from '../message/message.js'
-import { isUuid, uuid7 } from '../message/uuid7.js'
+import { uuid7 } from '../message/uuid7.js'
 import { pageLimit } from '../ops/failed.js'
+import { checkUuid, refuseOption } from '../options/check-option.js'
 import type { PluginContext } from '../plugin/iddqueue-plugin.js'
 import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
 import { SetupLatch } from '../plugin/setup-latch.js'
@@ -223,17 +219,9 @@ export function attemptHistory(): AttemptHistoryPlugin {
     },
 
     async listAttempts(messageId, options = {}) {
-      if (!isUuid(messageId)) {
-        throw new InvalidOptionError(
-          `Invalid message id ${JSON.stringify(messageId)}: expected a UUID`,
-        )
-      }
+      checkUuid('message id', messageId)
       const limit = pageLimit(options.limit)
-      if (options.after !== undefined && !isUuid(options.after)) {
-        throw new InvalidOptionError(
-          `Invalid cursor (after) ${JSON.stringify(options.after)}: expected a UUID`,
-        )
-      }
+      if (options.after !== undefined) checkUuid('after', options.after, { where: 'cursor' })
       const current = await latch.wait('list attempts')
       try {
         const rows = await current.executor.query<AttemptRow>(current.listSql, [
@@ -253,9 +241,16 @@ export function attemptHistory(): AttemptHistoryPlugin {
 
     async purgeAttempts(options) {
       const olderThanMs = options?.olderThanMs
+      // Required: there is no default age for deleting history.
       if (typeof olderThanMs !== 'number' || !Number.isInteger(olderThanMs) || olderThanMs < 0) {
-        throw new InvalidOptionError(
-          `Invalid olderThanMs ${describeValue(olderThanMs)}: expected an integer of 0 or more`,
+        const expected = 'an integer of 0 or more'
+        throw refuseOption(
+          `Invalid olderThanMs ${describeValue(olderThanMs)}: expected ${expected}`,
+          {
+            option: 'olderThanMs',
+            value: olderThanMs,
+            expected,
+          },
         )
       }
       const current = await latch.wait('purge attempts')

@@ -1,5 +1,12 @@
 import { assertName } from '../actor/names.js'
-import { InvalidOptionError } from '../errors.js'
+import {
+  checkFunction,
+  checkKnownKeys,
+  checkObject,
+  flagOption,
+  integerOption,
+  invalidOption,
+} from '../options/check-option.js'
 
 /**
  * What every bulk operation (`retryFailed({...})`, `cancelMany`,
@@ -39,39 +46,20 @@ export const MAX_BULK_BATCH = 10_000
 
 /** @internal The checked batch size. */
 export function bulkBatchSize(value: unknown): number {
-  if (value === undefined) return DEFAULT_BULK_BATCH
-  if (
-    typeof value !== 'number' ||
-    !Number.isInteger(value) ||
-    value < 1 ||
-    value > MAX_BULK_BATCH
-  ) {
-    throw new InvalidOptionError(
-      `Invalid batchSize ${String(value)}: expected an integer from 1 to ${MAX_BULK_BATCH}`,
-    )
-  }
-  return value
+  return integerOption('batchSize', value, DEFAULT_BULK_BATCH, { min: 1, max: MAX_BULK_BATCH })
 }
 
 /** @internal Refuses a filter that is not an object, or has keys the operation does not know. */
 export function assertFilter(what: string, filter: unknown, known: readonly string[]): void {
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
-    throw new InvalidOptionError(`Invalid ${what} filter: expected an object`)
-  }
-  for (const key of Object.keys(filter)) {
-    if (!known.includes(key)) {
-      throw new InvalidOptionError(
-        `Unknown ${what} option ${JSON.stringify(key)}: expected one of ${known.join(', ')}`,
-      )
-    }
-  }
+  checkObject('filter', filter, `${what} filter`, false)
+  checkKnownKeys(
+    filter,
+    known,
+    (key) => `Unknown ${what} option ${JSON.stringify(key)}: expected one of ${known.join(', ')}`,
+  )
   const { dryRun, onProgress } = filter as BulkOptions<unknown>
-  if (dryRun !== undefined && typeof dryRun !== 'boolean') {
-    throw new InvalidOptionError(`Invalid dryRun ${String(dryRun)}: expected true or false`)
-  }
-  if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw new InvalidOptionError('Invalid onProgress: expected a function')
-  }
+  flagOption('dryRun', dryRun)
+  checkFunction('onProgress', onProgress)
 }
 
 /** @internal A time option (a Date or epoch ms) as ISO text for a timestamptz parameter. */
@@ -79,9 +67,7 @@ export function timeOption(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined
   const ms = value instanceof Date ? value.getTime() : value
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8_640_000_000_000_000) {
-    throw new InvalidOptionError(
-      `Invalid ${name} ${String(value)}: expected a valid Date or epoch milliseconds`,
-    )
+    throw invalidOption(name, value, 'a valid Date or epoch milliseconds')
   }
   return new Date(ms).toISOString()
 }

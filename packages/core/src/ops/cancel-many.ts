@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js'
+import { invalidOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { assertFilter, type BulkOptions, bulkBatchSize, Conditions } from './bulk-filter.js'
@@ -56,9 +56,7 @@ export async function cancelMany(
   const batchSize = bulkBatchSize(options.batchSize)
   const { state } = options
   if (state !== undefined && state !== 'queued' && state !== 'consumed') {
-    throw new InvalidOptionError(
-      `Invalid state ${JSON.stringify(state)}: expected 'queued' or 'consumed'`,
-    )
+    throw invalidOption('state', state, "'queued' or 'consumed'")
   }
   const messages = core.ns.table('messages')
   const params: unknown[] = [null]

@@ -1,5 +1,5 @@
 import type { MessageState } from '@iddqueue/schema'
-import { InvalidOptionError } from '../errors.js'
+import { refuseOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import {
@@ -79,9 +79,13 @@ export async function deleteMessages(
     states.length === 0 ||
     !states.every((s) => TERMINAL.includes(s as TerminalState))
   ) {
-    throw new InvalidOptionError(
-      `Invalid state ${JSON.stringify(options.state)}: expected 'done', 'rejected', 'cancelled' or a non-empty array of them`,
-    )
+    // JSON shows an array's brackets, which the one shape's rendering would drop.
+    const expected = "'done', 'rejected', 'cancelled' or a non-empty array of them"
+    throw refuseOption(`Invalid state ${JSON.stringify(options.state)}: expected ${expected}`, {
+      option: 'state',
+      value: options.state,
+      expected,
+    })
   }
   const messages = core.ns.table('messages')
   const params: unknown[] = [null]

@@ -2,8 +2,7 @@ import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
 import { describeValue } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
-import { InvalidOptionError } from '../errors.js'
-import { checkUuid, integerOption } from '../options/check-option.js'
+import { checkObject, checkUuid, integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 
@@ -128,10 +127,6 @@ const LOCK_NOT_AVAILABLE = '55P03'
  */
 const RETRY_LOCK_TIMEOUT_MS = 2_000
 
-function assertId(id: unknown, what = 'message id'): asserts id is string {
-  checkUuid(what, id)
-}
-
 /** @internal Checks a page size: an integer from 1 to 1,000, default 50. */
 export function pageLimit(limit: unknown): number {
   return integerOption('limit', limit, DEFAULT_LIMIT, { min: 1, max: MAX_LIMIT })
@@ -175,12 +170,11 @@ export async function listFailed(
   core: BrokerContext,
   options: ListFailedOptions = {},
 ): Promise<ListFailedResult> {
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError('Invalid options: expected an object')
+  checkObject('options', options)
   const limit = pageLimit(options.limit)
   if (options.queue !== undefined) assertName('queue', options.queue)
   if (options.actor !== undefined) assertName('actor', options.actor)
-  if (options.after !== undefined) assertId(options.after, 'cursor (after)')
+  if (options.after !== undefined) checkUuid('after', options.after, { where: 'cursor' })
   // With a queue, the partial index (queue, id) where state = 'rejected'
   // serves the page in cursor order.
   let query = (await core.queries())
@@ -211,7 +205,7 @@ export async function showFailed(
   id: string,
   options: ShowFailedOptions = {},
 ): Promise<FailedMessage | undefined> {
-  assertId(id)
+  checkUuid('message id', id)
   const payload = options?.payload === true
   const base = (await core.queries())
     .selectFrom('messages')
@@ -249,7 +243,7 @@ class Refused {
  * `not-rejected`.
  */
 export async function retryFailed(core: BrokerContext, id: string): Promise<RetryFailedResult> {
-  assertId(id)
+  checkUuid('message id', id)
   await core.ready()
   const hooks = core.middleware.filter((m) => m.revive)
   const lock = (await core.queries())

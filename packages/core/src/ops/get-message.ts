@@ -1,6 +1,5 @@
 import type { FailureRecord, MessageState } from '@iddqueue/schema'
-import { InvalidOptionError } from '../errors.js'
-import { isUuid } from '../message/uuid7.js'
+import { checkObject, checkUuid, flagOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 
@@ -75,27 +74,15 @@ interface Row {
   options?: Record<string, unknown>
 }
 
-/** @internal Refuses an id that is not a UUID, before any SQL. */
-export function assertMessageId(id: unknown): asserts id is string {
-  if (!isUuid(id))
-    throw new InvalidOptionError(`Invalid message id ${JSON.stringify(id)}: expected a UUID`)
-}
-
 /** @internal One message in any state, or undefined when missing. */
 export async function getMessage(
   core: BrokerContext,
   id: string,
   options: GetMessageOptions = {},
 ): Promise<MessageInfo | undefined> {
-  assertMessageId(id)
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError('Invalid options: expected an object')
-  if (options.payload !== undefined && typeof options.payload !== 'boolean') {
-    throw new InvalidOptionError(
-      `Invalid payload ${String(options.payload)}: expected true or false`,
-    )
-  }
-  const payload = options.payload === true
+  checkUuid('message id', id)
+  checkObject('options', options)
+  const payload = flagOption('payload', options.payload)
   const compiled = (await core.queries())
     .selectFrom('messages')
     .select([

@@ -59,9 +59,8 @@ export interface FlushOptions {
   readonly queue?: string | undefined
 }
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  return integerOption(name, value, fallback, { min: 0 })
-}
+/** Rows per purge statement unless `batchSize` says otherwise. */
+const DEFAULT_PURGE_BATCH = 5_000
 
 /** @internal Deletes old finished messages and expired keys in bounded batches. */
 export async function purge(
@@ -71,8 +70,14 @@ export async function purge(
     readonly exclusive?: boolean
   } = {},
 ): Promise<PurgeResult> {
-  const olderThanMs = positive('olderThanMs', options.olderThanMs, DEFAULT_RETENTION_MS)
-  const batchSize = positive('batchSize', options.batchSize, 5_000) || 5_000
+  const olderThanMs = integerOption('olderThanMs', options.olderThanMs, DEFAULT_RETENTION_MS, {
+    min: 0,
+  })
+  // 0 has always meant the default; kept so. A negative or fractional size is refused.
+  const batchSize =
+    options.batchSize === 0
+      ? DEFAULT_PURGE_BATCH
+      : integerOption('batchSize', options.batchSize, DEFAULT_PURGE_BATCH, { min: 1 })
   const lockKey = core.ns.lockKey('purge').toString()
   let messages = 0
   let deduplicationKeys = 0
@@ -119,7 +124,10 @@ export async function recover(
   core: BrokerContext,
   options: RecoverOptions & { readonly orphans?: boolean } = {},
 ): Promise<number> {
-  const staleAfterMs = positive('staleAfterMs', options.staleAfterMs, DEFAULT_STALE_AFTER_MS)
+  // 0 is allowed: it recovers the messages of every worker, live ones included (tests, tools).
+  const staleAfterMs = integerOption('staleAfterMs', options.staleAfterMs, DEFAULT_STALE_AFTER_MS, {
+    min: 0,
+  })
   try {
     const dead = await core.executor.query<RecoveredRow>(core.statements.recover, [
       staleAfterMs,

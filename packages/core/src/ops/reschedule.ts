@@ -1,9 +1,8 @@
 import type { MessageState } from '@iddqueue/schema'
 import { assertEnqueueOptions } from '../enqueue/enqueue-options.js'
-import { InvalidOptionError } from '../errors.js'
+import { checkKnownKeys, checkObject, checkUuid, refuseOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
-import { assertMessageId } from './get-message.js'
 
 /**
  * Options of `broker.reschedule()`: a new earliest start (`eta` or
@@ -63,19 +62,20 @@ export async function reschedule(
   id: string,
   options: RescheduleOptions,
 ): Promise<RescheduleResult> {
-  assertMessageId(id)
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError('Invalid reschedule options: expected an object')
-  for (const key of Object.keys(options)) {
-    if (key !== 'eta' && key !== 'delayMs' && key !== 'priority') {
-      throw new InvalidOptionError(
-        `Unknown reschedule option ${JSON.stringify(key)}: expected eta, delayMs or priority`,
-      )
-    }
-  }
+  checkUuid('message id', id)
+  checkObject('options', options, 'reschedule options')
+  checkKnownKeys(
+    options,
+    ['eta', 'delayMs', 'priority'],
+    (key) => `Unknown reschedule option ${JSON.stringify(key)}: expected eta, delayMs or priority`,
+  )
   const { eta, delayMs, priority } = options
   if (eta === undefined && delayMs === undefined && priority === undefined) {
-    throw new InvalidOptionError('reschedule needs eta, delayMs or priority')
+    throw refuseOption('reschedule needs eta, delayMs or priority', {
+      option: 'options',
+      value: options,
+      expected: 'eta, delayMs or priority',
+    })
   }
   assertEnqueueOptions({ eta, delayMs, priority }, `reschedule ${id}`)
   const etaMs = eta === undefined ? null : eta instanceof Date ? eta.getTime() : eta
@@ -95,7 +95,7 @@ export async function reschedule(
 
 /** @internal Makes a delayed queued message ready now (BullMQ's `promote`). */
 export async function runNow(core: BrokerContext, id: string): Promise<RescheduleResult> {
-  assertMessageId(id)
+  checkUuid('message id', id)
   return change(core, id, 'eta = now()', 'm.eta > now()', [], 'promoted', `run message ${id} now`)
 }
 

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js'
+import { checkText } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import {
@@ -63,14 +63,7 @@ export async function retryMany(
   const batchSize = bulkBatchSize(options.batchSize)
   const failedBefore = timeOption('failedBefore', options.failedBefore)
   const { errorType } = options
-  if (
-    errorType !== undefined &&
-    (typeof errorType !== 'string' || errorType.length === 0 || errorType.length > 200)
-  ) {
-    throw new InvalidOptionError(
-      `Invalid errorType ${JSON.stringify(errorType)}: expected a non-empty string of at most 200 characters`,
-    )
-  }
+  checkText('errorType', errorType, 200)
   const messages = core.ns.table('messages')
   // $1 is the call's start; the filters follow.
   const params: unknown[] = [null]

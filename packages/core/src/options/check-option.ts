@@ -25,6 +25,27 @@ function show(value: unknown): string {
   }
 }
 
+/** @internal What every refusal names: the option, the value given and what was expected. */
+export interface OptionRefusal {
+  readonly option: string
+  readonly value: unknown
+  readonly expected: string
+}
+
+/**
+ * @internal An `InvalidOptionError` carrying the three fields, in a wording
+ * of its own: for refusals whose text does not fit the one shape of
+ * {@link invalidOption} and that callers already match on (`Unknown option
+ * "retries" for actor send: ...`, `Invalid batch of 1001 messages: ...`).
+ */
+export function refuseOption(message: string, refusal: OptionRefusal): InvalidOptionError {
+  return new InvalidOptionError(message, {
+    option: refusal.option,
+    value: refusal.value,
+    expected: refusal.expected,
+  })
+}
+
 /**
  * @internal The one shape of a refused option: `Invalid <option> <value>
  * (<where>): expected <expected>`, with the three as fields of the error.
@@ -36,11 +57,26 @@ export function invalidOption(
   where?: string,
 ): InvalidOptionError {
   const place = where ? ` (${where})` : ''
-  return new InvalidOptionError(`Invalid ${option} ${show(value)}${place}: expected ${expected}`, {
+  return refuseOption(`Invalid ${option} ${show(value)}${place}: expected ${expected}`, {
     option,
     value,
     expected,
   })
+}
+
+/**
+ * @internal A refusal that names the option without showing its value
+ * (`Invalid onProgress: expected a function`), for values whose text says
+ * nothing (a function, an object) or that may hold a secret. `label` is the
+ * option as the text names it: `handler for actor send`.
+ */
+export function labelledRefusal(
+  option: string,
+  value: unknown,
+  expected: string,
+  label: string = option,
+): InvalidOptionError {
+  return refuseOption(`Invalid ${label}: expected ${expected}`, { option, value, expected })
 }
 
 function integerExpected(min: number, max: number): string {
@@ -81,9 +117,73 @@ export function flagOption(
   return value
 }
 
-/** @internal Refuses anything but a UUID (a message id, an attempt id). */
-export function checkUuid(option: string, value: unknown): asserts value is string {
-  if (!isUuid(value)) throw invalidOption(option, value, 'a UUID')
+/** @internal Refuses anything but a UUID (a message id, an attempt id, a cursor). */
+export function checkUuid(
+  option: string,
+  value: unknown,
+  check: CheckOptions = {},
+): asserts value is string {
+  if (!isUuid(value)) throw invalidOption(option, value, 'a UUID', check.where)
+}
+
+/** @internal Refuses a value that is neither undefined nor a non-empty string of at most `maxLength`. */
+export function checkText(option: string, value: unknown, maxLength: number): void {
+  if (value === undefined) return
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    throw invalidOption(option, value, `a non-empty string of at most ${maxLength} characters`)
+  }
+}
+
+/**
+ * @internal Refuses anything but a non-null object (an options bag, a
+ * filter): `Invalid <label>: expected an object`. Arrays pass unless
+ * `arrays` is false.
+ */
+export function checkObject(
+  option: string,
+  value: unknown,
+  label: string = option,
+  arrays = true,
+): asserts value is object {
+  if (typeof value !== 'object' || value === null || (!arrays && Array.isArray(value))) {
+    throw labelledRefusal(option, value, 'an object', label)
+  }
+}
+
+/**
+ * @internal Refuses a value that is neither undefined nor a function:
+ * `Invalid <label>: expected <expected>`.
+ */
+export function checkFunction(
+  option: string,
+  value: unknown,
+  label: string = option,
+  expected = 'a function',
+): void {
+  if (value !== undefined && typeof value !== 'function') {
+    throw labelledRefusal(option, value, expected, label)
+  }
+}
+
+/**
+ * @internal Refuses the first key of `options` not in `known`. The error's
+ * `option` is the unknown key, its `value` the value under it, `expected`
+ * the known keys; `message` words the text for the caller.
+ */
+export function checkKnownKeys(
+  options: object,
+  known: readonly string[],
+  message: (key: string) => string,
+): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw refuseOption(message(key), {
+        option: key,
+        value: (options as Record<string, unknown>)[key],
+        expected: `one of ${known.join(', ')}`,
+      })
+    }
+  }
 }
 
 /**

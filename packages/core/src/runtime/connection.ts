@@ -1,5 +1,4 @@
 import {
-  describeValue,
   type Executor,
   InvalidOptionError,
   isKysely,
@@ -8,6 +7,7 @@ import {
   postgresJsExecutor,
 } from '@iddqueue/schema'
 import postgres from 'postgres'
+import { integerOption, labelledRefusal, refuseOption } from '../options/check-option.js'
 import type { ListenFunction } from './listener.js'
 import { DEFAULT_CONNECT_TIMEOUT_MS, reconnectDelaySeconds } from './reconnect-policy.js'
 import { type TransactionSource, transactionSource } from './transaction-source.js'
@@ -37,6 +37,8 @@ export interface ConnectionOptions {
 
 type Sql = postgres.Sql
 
+const POSTGRES_URL = 'a postgres:// or postgresql:// connection string'
+
 // Bounded on purpose (see reconnect-policy.ts): a pool that waits seconds
 // between attempts keeps every queued query waiting after the server is back.
 function ownPool(
@@ -51,8 +53,10 @@ function ownPool(
   } catch (error) {
     // postgres.js throws Node's TypeError, whose `input` is the whole URL,
     // password included: neither it nor the URL goes into this error.
-    throw new InvalidOptionError(
+    // The value is withheld from the error's fields for the same reason.
+    throw refuseOption(
       `Invalid ${option}: not a parsable connection string (${(error as Error)?.message ?? 'unknown error'}); it is not shown here because it may hold a password`,
+      { option, value: undefined, expected: 'a parsable connection string' },
     )
   }
 }
@@ -108,40 +112,32 @@ export function openConnection(options: ConnectionOptions): Connection {
   const given = [options.url, options.sql, options.db].filter((v) => v !== undefined).length
   if (given === 0 && 'url' in options) {
     // `createBroker({ url: process.env.DATABASE_URL })` with the variable unset.
-    throw new InvalidOptionError(
+    throw refuseOption(
       'Invalid broker options: url was given but is undefined; set DATABASE_URL (or whatever variable you pass as url) to a postgres:// connection string',
+      { option: 'url', value: undefined, expected: POSTGRES_URL },
     )
   }
   if (given !== 1) {
+    // A combination, not one option's value: no option/value/expected fits.
     throw new InvalidOptionError(
       `Invalid broker options: give exactly one of url, sql (a postgres.js instance) or db (a Kysely instance); got ${given}`,
     )
   }
-  const poolSize = options.poolSize ?? 10
-  if (!Number.isInteger(poolSize) || poolSize < 2) {
-    throw new InvalidOptionError(
-      `Invalid poolSize ${options.poolSize}: expected an integer of at least 2`,
-    )
-  }
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
-  if (
-    typeof connectTimeoutMs !== 'number' ||
-    !Number.isInteger(connectTimeoutMs) ||
-    connectTimeoutMs < 100
-  ) {
-    throw new InvalidOptionError(
-      `Invalid connectTimeoutMs ${describeValue(options.connectTimeoutMs)}: expected an integer of at least 100`,
-    )
-  }
+  const poolSize = integerOption('poolSize', options.poolSize, 10, { min: 2 })
+  const connectTimeoutMs = integerOption(
+    'connectTimeoutMs',
+    options.connectTimeoutMs,
+    DEFAULT_CONNECT_TIMEOUT_MS,
+    { min: 100 },
+  )
   const owned: Sql[] = []
   let executor: Executor
   let transactions: TransactionSource
   let listenSql: Sql | undefined
   if (options.url !== undefined) {
     if (typeof options.url !== 'string' || !/^postgres(ql)?:\/\//.test(options.url)) {
-      throw new InvalidOptionError(
-        'Invalid url: expected a postgres:// or postgresql:// connection string',
-      )
+      // A URL may hold a password: the error's value is left undefined, as its text is.
+      throw labelledRefusal('url', undefined, POSTGRES_URL)
     }
     const prepare = options.prepare ?? true
     const sql = ownPool(options.url, poolSize, prepare, connectTimeoutMs, 'url')
@@ -151,16 +147,17 @@ export function openConnection(options: ConnectionOptions): Connection {
     listenSql = sql
   } else if (options.sql !== undefined) {
     if (!isPostgresJs(options.sql)) {
-      throw new InvalidOptionError(
-        'Invalid sql: expected a postgres.js instance (the result of postgres(url))',
+      throw labelledRefusal(
+        'sql',
+        options.sql,
+        'a postgres.js instance (the result of postgres(url))',
       )
     }
     executor = postgresJsExecutor(options.sql)
     transactions = transactionSource(options.sql)
     listenSql = options.sql as unknown as Sql
   } else {
-    if (!isKysely(options.db))
-      throw new InvalidOptionError('Invalid db: expected a Kysely instance')
+    if (!isKysely(options.db)) throw labelledRefusal('db', options.db, 'a Kysely instance')
     executor = kyselyExecutor(options.db)
     transactions = transactionSource(options.db)
   }

@@ -40,6 +40,12 @@ export function transactionalConcurrency(
   if (requested !== undefined && requested > capacity) {
     throw new TransactionalActorError(
       `Invalid worker option transactionalConcurrency ${requested}: each transactional handler holds a connection, and the pool of ${core.transactions.poolSize} allows at most ${capacity} (${RESERVED_CONNECTIONS} stay with the worker); raise poolSize or lower transactionalConcurrency`,
+      // The fields of InvalidOptionError, set as refuseOption sets them.
+      {
+        option: 'transactionalConcurrency',
+        value: requested,
+        expected: `an integer of at most ${capacity} (this pool's capacity)`,
+      },
     )
   }
   return Math.min(requested ?? concurrency, concurrency, Math.max(capacity, 1))

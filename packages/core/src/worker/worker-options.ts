@@ -1,7 +1,6 @@
 import { describeValue } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
-import { InvalidOptionError } from '../errors.js'
-import { integerOption } from '../options/check-option.js'
+import { integerOption, labelledRefusal, refuseOption } from '../options/check-option.js'
 import { WORKER_DEFAULTS as D } from './worker-defaults.js'
 
 /**
@@ -73,7 +72,8 @@ export interface ResolvedWorkerOptions {
   readonly transactionalConcurrency: number | undefined
 }
 
-function positive(name: string, value: unknown, fallback: number, min = 1): number {
+/** An integer worker option of at least `min`, or `fallback` when undefined. */
+function atLeast(name: string, value: unknown, fallback: number, min = 1): number {
   return integerOption(name, value, fallback, { min, where: 'worker option' })
 }
 
@@ -81,8 +81,11 @@ function positive(name: string, value: unknown, fallback: number, min = 1): numb
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   if (options.queues !== undefined) {
     if (!Array.isArray(options.queues) || options.queues.length === 0) {
-      throw new InvalidOptionError(
-        'Invalid worker option queues: expected a non-empty array of queue names',
+      throw labelledRefusal(
+        'queues',
+        options.queues,
+        'a non-empty array of queue names',
+        'worker option queues',
       )
     }
     for (const queue of options.queues) assertName('queue', queue)
@@ -90,29 +93,34 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const prefetch =
     options.prefetch === 'auto' || options.prefetch === undefined
       ? 'auto'
-      : positive('prefetch', options.prefetch, 0, 0)
-  const heartbeatIntervalMs = positive(
+      : atLeast('prefetch', options.prefetch, 0, 0)
+  const heartbeatIntervalMs = atLeast(
     'heartbeatIntervalMs',
     options.heartbeatIntervalMs,
     D.heartbeatIntervalMs,
     10,
   )
-  const staleAfterMs = positive('staleAfterMs', options.staleAfterMs, D.staleAfterMs, 10)
+  const staleAfterMs = atLeast('staleAfterMs', options.staleAfterMs, D.staleAfterMs, 10)
   if (staleAfterMs < heartbeatIntervalMs * 2) {
-    throw new InvalidOptionError(
+    throw refuseOption(
       `Invalid worker options: staleAfterMs (${staleAfterMs}) must be at least twice heartbeatIntervalMs (${heartbeatIntervalMs})`,
+      {
+        option: 'staleAfterMs',
+        value: staleAfterMs,
+        expected: `an integer of at least ${heartbeatIntervalMs * 2} (twice heartbeatIntervalMs)`,
+      },
     )
   }
   const purgeIntervalMs =
     options.purgeIntervalMs === false
       ? false
-      : positive('purgeIntervalMs', options.purgeIntervalMs, D.purgeIntervalMs, 10)
+      : atLeast('purgeIntervalMs', options.purgeIntervalMs, D.purgeIntervalMs, 10)
   return {
     queues: options.queues ? [...new Set(options.queues)] : undefined,
-    concurrency: positive('concurrency', options.concurrency, D.concurrency),
+    concurrency: atLeast('concurrency', options.concurrency, D.concurrency),
     prefetch,
-    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs, D.pollIntervalMs, 10),
-    shutdownTimeoutMs: positive(
+    pollIntervalMs: atLeast('pollIntervalMs', options.pollIntervalMs, D.pollIntervalMs, 10),
+    shutdownTimeoutMs: atLeast(
       'shutdownTimeoutMs',
       options.shutdownTimeoutMs,
       D.shutdownTimeoutMs,
@@ -121,12 +129,12 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     heartbeatIntervalMs,
     staleAfterMs,
     purgeIntervalMs,
-    retentionMs: positive('retentionMs', options.retentionMs, D.retentionMs),
-    settleBatchSize: positive('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
-    queryTimeoutMs: positive('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
+    retentionMs: atLeast('retentionMs', options.retentionMs, D.retentionMs),
+    settleBatchSize: atLeast('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
+    queryTimeoutMs: atLeast('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
     transactionalConcurrency:
       options.transactionalConcurrency === undefined
         ? undefined
-        : positive('transactionalConcurrency', options.transactionalConcurrency, 1),
+        : atLeast('transactionalConcurrency', options.transactionalConcurrency, 1),
   }
 }

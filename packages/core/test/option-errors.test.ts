@@ -1,0 +1,517 @@
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+} from 'kysely'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  type ActorOptions,
+  type Broker,
+  createBroker,
+  InvalidOptionError,
+  type WorkerOptions,
+} from '../src/index.js'
+
+// Database-free: every refusal below must come from the one place that
+// checks options (src/options/check-option.ts), carry the refused option,
+// the value given and what was expected as fields, and happen before any
+// SQL. The broker runs on a Kysely instance whose driver records every
+// connection and statement it is asked for and answers none: a check that
+// ran after the SQL would leave a statement behind (and fail another way).
+
+/** Everything the recording driver was asked to do. */
+const reached: string[] = []
+
+class RecordingDriver implements Driver {
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    reached.push('connect')
+    return {
+      executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        reached.push(query.sql)
+        return Promise.reject(new Error(`reached SQL: ${query.sql}`))
+      },
+      streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+        reached.push(query.sql)
+        throw new Error(`reached SQL: ${query.sql}`)
+      },
+    }
+  }
+  async beginTransaction(): Promise<void> {
+    reached.push('begin')
+  }
+  async commitTransaction(): Promise<void> {
+    reached.push('commit')
+  }
+  async rollbackTransaction(): Promise<void> {
+    reached.push('rollback')
+  }
+  async releaseConnection(): Promise<void> {}
+  async destroy(): Promise<void> {}
+}
+
+function recordingKysely(): Kysely<unknown> {
+  return new Kysely<unknown>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new RecordingDriver(),
+      createIntrospector: (db) => new PostgresIntrospector(db),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  })
+}
+
+/** No PostgreSQL listens there; used only where a pool of a known size matters. */
+const UNREACHABLE = 'postgres://nobody@127.0.0.1:1/none'
+const ID = '0193a5f0-0000-7000-8000-000000000000'
+const ACTOR_KEYS =
+  'one of queue, priority, maxRetries, minBackoffMs, maxBackoffMs, retryWhen, throws, onRetryExhausted, timeLimitMs, maxAgeMs, onSuccess, onFailure, notifyShutdown, transactional'
+const RETRY_KEYS = 'one of queue, actor, failedBefore, errorType, dryRun, batchSize, onProgress'
+
+interface Fields {
+  readonly option: string
+  readonly value: unknown
+  readonly expected: string
+}
+
+/** Runs `run` (sync or async), expects an InvalidOptionError and returns its three fields. */
+async function refusal(run: () => unknown): Promise<Fields> {
+  let error: unknown
+  try {
+    await run()
+  } catch (caught) {
+    error = caught
+  }
+  expect(InvalidOptionError.isInstance(error), String(error)).toBe(true)
+  const { option, value, expected } = error as InvalidOptionError
+  return { option: option as string, value, expected: expected as string }
+}
+
+let broker: Broker
+let kysely: Kysely<unknown>
+beforeEach(() => {
+  reached.length = 0
+  kysely = recordingKysely()
+  broker = createBroker({ db: kysely })
+})
+afterEach(async () => {
+  // Checked before close(), which must not need SQL either.
+  expect(reached, 'nothing reached SQL').toEqual([])
+  await broker.close()
+  await kysely.destroy()
+})
+
+describe('broker options', () => {
+  const db = () => kysely
+  it.each<[string, () => unknown, Fields]>([
+    [
+      'maxPayloadBytes',
+      () => createBroker({ db: db(), maxPayloadBytes: 1023 }),
+      { option: 'maxPayloadBytes', value: 1023, expected: 'an integer of at least 1024' },
+    ],
+    [
+      'poolSize',
+      () => createBroker({ db: db(), poolSize: 1 }),
+      { option: 'poolSize', value: 1, expected: 'an integer of at least 2' },
+    ],
+    [
+      'connectTimeoutMs',
+      () => createBroker({ db: db(), connectTimeoutMs: 99.5 }),
+      { option: 'connectTimeoutMs', value: 99.5, expected: 'an integer of at least 100' },
+    ],
+    [
+      'sendTimeoutMs',
+      () => createBroker({ db: db(), sendTimeoutMs: 0 }),
+      { option: 'sendTimeoutMs', value: 0, expected: 'a positive integer (ms) or false' },
+    ],
+    [
+      'currentMessage',
+      () => createBroker({ db: db(), currentMessage: 'yes' as never }),
+      { option: 'currentMessage', value: 'yes', expected: 'true or false' },
+    ],
+    [
+      'deleteOnSuccess',
+      () => createBroker({ db: db(), deleteOnSuccess: 1 as never }),
+      { option: 'deleteOnSuccess', value: 1, expected: 'true or false' },
+    ],
+    [
+      'a plugin without a name',
+      () => createBroker({ db: db(), plugins: [{} as never] }),
+      { option: 'plugins', value: {}, expected: 'an object with a name' },
+    ],
+    [
+      'a plugin listed twice',
+      () => createBroker({ db: db(), plugins: [{ name: 'p' }, { name: 'p' }] }),
+      { option: 'plugins', value: 'p', expected: 'plugins with distinct names' },
+    ],
+    [
+      'sql',
+      () => createBroker({ sql: {} as never }),
+      {
+        option: 'sql',
+        value: {},
+        expected: 'a postgres.js instance (the result of postgres(url))',
+      },
+    ],
+    [
+      'db',
+      () => createBroker({ db: 'kysely' }),
+      { option: 'db', value: 'kysely', expected: 'a Kysely instance' },
+    ],
+    [
+      // The URL may hold a password: the value is withheld, as in the text.
+      'url',
+      () => createBroker({ url: 'mysql://user:secret@localhost/app' }),
+      {
+        option: 'url',
+        value: undefined,
+        expected: 'a postgres:// or postgresql:// connection string',
+      },
+    ],
+    [
+      'url given but undefined',
+      () => createBroker({ url: undefined }),
+      {
+        option: 'url',
+        value: undefined,
+        expected: 'a postgres:// or postgresql:// connection string',
+      },
+    ],
+    [
+      'the options themselves',
+      () => createBroker(null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+  ])('%s', async (_name, run, fields) => {
+    expect(await refusal(run)).toStrictEqual(fields)
+  })
+})
+
+describe('worker options', () => {
+  it.each<[string, WorkerOptions, Fields]>([
+    [
+      'concurrency',
+      { concurrency: 0 },
+      { option: 'concurrency', value: 0, expected: 'an integer of at least 1' },
+    ],
+    [
+      'prefetch',
+      { prefetch: -1 },
+      { option: 'prefetch', value: -1, expected: 'an integer of at least 0' },
+    ],
+    [
+      'pollIntervalMs',
+      { pollIntervalMs: 9 },
+      { option: 'pollIntervalMs', value: 9, expected: 'an integer of at least 10' },
+    ],
+    [
+      'shutdownTimeoutMs',
+      { shutdownTimeoutMs: -1 },
+      { option: 'shutdownTimeoutMs', value: -1, expected: 'an integer of at least 0' },
+    ],
+    [
+      'purgeIntervalMs',
+      { purgeIntervalMs: 1.5 },
+      { option: 'purgeIntervalMs', value: 1.5, expected: 'an integer of at least 10' },
+    ],
+    [
+      'retentionMs',
+      { retentionMs: 0 },
+      { option: 'retentionMs', value: 0, expected: 'an integer of at least 1' },
+    ],
+    [
+      'queryTimeoutMs',
+      { queryTimeoutMs: 99 },
+      { option: 'queryTimeoutMs', value: 99, expected: 'an integer of at least 100' },
+    ],
+    [
+      'queues',
+      { queues: [] },
+      { option: 'queues', value: [], expected: 'a non-empty array of queue names' },
+    ],
+    [
+      'staleAfterMs below twice heartbeatIntervalMs',
+      { staleAfterMs: 100, heartbeatIntervalMs: 100 },
+      {
+        option: 'staleAfterMs',
+        value: 100,
+        expected: 'an integer of at least 200 (twice heartbeatIntervalMs)',
+      },
+    ],
+  ])('%s', async (_name, options, fields) => {
+    expect(await refusal(() => broker.worker(options))).toStrictEqual(fields)
+  })
+
+  it('transactionalConcurrency above what the pool allows', async () => {
+    const pooled = createBroker({ url: UNREACHABLE, poolSize: 10 })
+    try {
+      pooled.actor('tx', () => {}, { transactional: true })
+      expect(await refusal(() => pooled.worker({ transactionalConcurrency: 9 }))).toStrictEqual({
+        option: 'transactionalConcurrency',
+        value: 9,
+        expected: "an integer of at most 8 (this pool's capacity)",
+      })
+    } finally {
+      await pooled.close()
+    }
+  })
+})
+
+describe('actor options', () => {
+  it.each<[string, Record<string, unknown>, Fields]>([
+    ['an unknown key', { retries: 3 }, { option: 'retries', value: 3, expected: ACTOR_KEYS }],
+    [
+      'priority',
+      { priority: 2 ** 31 },
+      { option: 'priority', value: 2 ** 31, expected: 'an integer from -2147483647 to 2147483647' },
+    ],
+    [
+      'maxRetries',
+      { maxRetries: -1 },
+      { option: 'maxRetries', value: -1, expected: 'an integer from 0 to 1000000' },
+    ],
+    [
+      'timeLimitMs',
+      { timeLimitMs: 0 },
+      { option: 'timeLimitMs', value: 0, expected: 'an integer of at least 1' },
+    ],
+    [
+      'retryWhen',
+      { retryWhen: 3 },
+      { option: 'retryWhen', value: 3, expected: 'a function (retries, error) => boolean' },
+    ],
+    [
+      'throws',
+      { throws: ['TypeError'] },
+      { option: 'throws', value: ['TypeError'], expected: 'an array of error classes' },
+    ],
+    [
+      'notifyShutdown',
+      { notifyShutdown: 'yes' },
+      { option: 'notifyShutdown', value: 'yes', expected: 'a boolean' },
+    ],
+    [
+      'transactional',
+      { transactional: 'yes' },
+      { option: 'transactional', value: 'yes', expected: 'a boolean' },
+    ],
+    [
+      'onSuccess',
+      { onSuccess: 42 },
+      { option: 'onSuccess', value: 42, expected: 'an actor or an actor name' },
+    ],
+    [
+      'minBackoffMs above maxBackoffMs',
+      { minBackoffMs: 10_000, maxBackoffMs: 1_000 },
+      {
+        option: 'minBackoffMs',
+        value: 10_000,
+        expected: 'an integer of at most maxBackoffMs (1000)',
+      },
+    ],
+  ])('%s', async (_name, options, fields) => {
+    expect(
+      await refusal(() => broker.actor('bad', () => 1, options as ActorOptions)),
+    ).toStrictEqual(fields)
+  })
+
+  it('the handler and the options object', async () => {
+    expect(await refusal(() => broker.actor('bad', 5 as never))).toStrictEqual({
+      option: 'handler',
+      value: 5,
+      expected: 'a function',
+    })
+    expect(await refusal(() => broker.actor('bad', () => 1, null as never))).toStrictEqual({
+      option: 'options',
+      value: null,
+      expected: 'an object',
+    })
+  })
+})
+
+describe('operations options', () => {
+  it.each<[string, (b: Broker) => unknown, Fields]>([
+    [
+      'retryFailed batchSize',
+      (b) => b.retryFailed({ batchSize: 0 }),
+      { option: 'batchSize', value: 0, expected: 'an integer from 1 to 10000' },
+    ],
+    [
+      'retryFailed unknown key',
+      (b) => b.retryFailed({ quue: 'x' } as never),
+      { option: 'quue', value: 'x', expected: RETRY_KEYS },
+    ],
+    [
+      'retryFailed dryRun',
+      (b) => b.retryFailed({ dryRun: 'yes' as never }),
+      { option: 'dryRun', value: 'yes', expected: 'true or false' },
+    ],
+    [
+      'retryFailed onProgress',
+      (b) => b.retryFailed({ onProgress: 5 as never }),
+      { option: 'onProgress', value: 5, expected: 'a function' },
+    ],
+    [
+      'retryFailed errorType',
+      (b) => b.retryFailed({ errorType: '' }),
+      { option: 'errorType', value: '', expected: 'a non-empty string of at most 200 characters' },
+    ],
+    [
+      'retryFailed failedBefore',
+      (b) => b.retryFailed({ failedBefore: Number.NaN }),
+      { option: 'failedBefore', value: Number.NaN, expected: 'a valid Date or epoch milliseconds' },
+    ],
+    [
+      'retryFailed id',
+      (b) => b.retryFailed('nope'),
+      { option: 'message id', value: 'nope', expected: 'a UUID' },
+    ],
+    [
+      'cancelMany filter',
+      (b) => b.cancelMany(5 as never),
+      { option: 'filter', value: 5, expected: 'an object' },
+    ],
+    [
+      'cancelMany state',
+      (b) => b.cancelMany({ state: 'done' as never }),
+      { option: 'state', value: 'done', expected: "'queued' or 'consumed'" },
+    ],
+    [
+      'deleteMessages state',
+      (b) => b.deleteMessages({ state: [] }),
+      {
+        option: 'state',
+        value: [],
+        expected: "'done', 'rejected', 'cancelled' or a non-empty array of them",
+      },
+    ],
+    [
+      'getMessage id',
+      (b) => b.getMessage('42'),
+      { option: 'message id', value: '42', expected: 'a UUID' },
+    ],
+    [
+      'getMessage payload',
+      (b) => b.getMessage(ID, { payload: 'yes' as never }),
+      { option: 'payload', value: 'yes', expected: 'true or false' },
+    ],
+    [
+      'getMessage options',
+      (b) => b.getMessage(ID, null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+    [
+      'reschedule with nothing to change',
+      (b) => b.reschedule(ID, {}),
+      { option: 'options', value: {}, expected: 'eta, delayMs or priority' },
+    ],
+    [
+      'reschedule unknown key',
+      (b) => b.reschedule(ID, { when: 1 } as never),
+      { option: 'when', value: 1, expected: 'one of eta, delayMs, priority' },
+    ],
+    [
+      'reschedule options',
+      (b) => b.reschedule(ID, null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+    [
+      'reschedule priority',
+      (b) => b.reschedule(ID, { priority: 1.5 }),
+      { option: 'priority', value: 1.5, expected: 'an integer from -2147483647 to 2147483647' },
+    ],
+    [
+      'reschedule delayMs',
+      (b) => b.reschedule(ID, { delayMs: -1 }),
+      { option: 'delayMs', value: -1, expected: 'a finite number of milliseconds, 0 or more' },
+    ],
+    ['runNow id', (b) => b.runNow('42'), { option: 'message id', value: '42', expected: 'a UUID' }],
+    [
+      'listFailed after',
+      (b) => b.listFailed({ after: 'x' }),
+      { option: 'after', value: 'x', expected: 'a UUID' },
+    ],
+    [
+      'listFailed limit',
+      (b) => b.listFailed({ limit: 1001 }),
+      { option: 'limit', value: 1001, expected: 'an integer from 1 to 1000' },
+    ],
+    [
+      'showFailed id',
+      (b) => b.showFailed('x'),
+      { option: 'message id', value: 'x', expected: 'a UUID' },
+    ],
+    [
+      'purge olderThanMs',
+      (b) => b.purge({ olderThanMs: -1 }),
+      { option: 'olderThanMs', value: -1, expected: 'an integer of at least 0' },
+    ],
+    [
+      'purge batchSize',
+      (b) => b.purge({ batchSize: -1 }),
+      { option: 'batchSize', value: -1, expected: 'an integer of at least 1' },
+    ],
+    [
+      'recover staleAfterMs',
+      (b) => b.recover({ staleAfterMs: 1.5 }),
+      { option: 'staleAfterMs', value: 1.5, expected: 'an integer of at least 0' },
+    ],
+  ])('%s', async (_name, run, fields) => {
+    expect(await refusal(() => run(broker))).toStrictEqual(fields)
+  })
+})
+
+describe('sending options', () => {
+  it('message, enqueue, enqueueMany and pipeline', async () => {
+    const add = broker.actor('add', (a: number, b: number) => a + b)
+    expect(await refusal(() => broker.message('add', [1, 2], { id: 'x' }))).toStrictEqual({
+      option: 'id',
+      value: 'x',
+      expected: 'a UUID',
+    })
+    expect(await refusal(() => broker.enqueue('x' as never))).toStrictEqual({
+      option: 'message',
+      value: 'x',
+      expected: 'a Message from actor.message() or broker.message()',
+    })
+    expect(await refusal(() => broker.enqueueMany('x' as never))).toStrictEqual({
+      option: 'entries',
+      value: 'x',
+      expected: 'an array of messages',
+    })
+    expect(await refusal(() => broker.enqueueMany([add.message(1, 2), 5 as never]))).toStrictEqual({
+      option: 'entries[1]',
+      value: 5,
+      expected: 'a Message or { message, ...options }',
+    })
+    const many = Array.from({ length: 1001 }, () => add.message(1, 2))
+    expect(await refusal(() => broker.enqueueMany(many))).toStrictEqual({
+      option: 'entries',
+      value: many,
+      expected: 'at most 1000 messages',
+    })
+    expect(await refusal(() => broker.pipeline([]))).toStrictEqual({
+      option: 'messages',
+      value: [],
+      expected: '1 to 1000 messages',
+    })
+    expect(await refusal(() => add.sendWithOptions({ args: [1, 2], delayMs: -1 }))).toStrictEqual({
+      option: 'delayMs',
+      value: -1,
+      expected: 'a finite number of milliseconds, 0 or more',
+    })
+    expect(
+      await refusal(() => add.sendWithOptions({ args: [1, 2], dedupKey: '', dedupTtlMs: 1_000 })),
+    ).toStrictEqual({
+      option: 'dedupKey',
+      value: '',
+      expected:
+        'a non-empty string of at most 512 characters, without \\u0000 or unpaired surrogates',
+    })
+  })
+})

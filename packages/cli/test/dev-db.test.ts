@@ -4,10 +4,12 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { coreMigrations } from '@iddqueue/schema'
 import postgres from 'postgres'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
+const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), 'iddqueue-dev-db-'))
 // As root, PostgreSQL runs as user postgres, which must be able to enter it.
 chmodSync(scratch, 0o755)
@@ -39,14 +41,15 @@ function alive(pid: number): boolean {
   }
 }
 
-/** `iddqueue dev-db` as a real process; resolves once it printed its URL. */
-async function devDb(port: number) {
+/**
+ * `iddqueue dev-db` as a real process, run from this package (where
+ * `@iddqueue/results` is installed); resolves once it printed its URL.
+ */
+async function devDb(port: number, { data = dataDir, args = [] as string[] } = {}) {
   const child = spawn(
     process.execPath,
-    [BIN, 'dev-db', '--port', String(port), '--data', dataDir],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    [BIN, 'dev-db', '--port', String(port), '--data', data, ...args],
+    { cwd: PACKAGE, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   started.push(child)
   let stdout = ''
@@ -62,7 +65,7 @@ async function devDb(port: number) {
     })
     void exited.then((code) => reject(new Error(`dev-db exited ${code}: ${stderr}`)))
   })
-  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
   return { child, url, exited, postmaster, stderr: () => stderr }
 }
 
@@ -91,5 +94,35 @@ describe('iddqueue dev-db', () => {
     second.child.kill('SIGTERM')
     expect(await second.exited, second.stderr()).toBe(0)
     expect(alive(second.postmaster)).toBe(false)
+  }, 180_000)
+
+  it('applies the migrations of --plugins beside core: @iddqueue/results gets its table', async () => {
+    const port = await freePort()
+    const data = join(scratch, 'data-plugins')
+    const run = await devDb(port, { data, args: ['--plugins', '@iddqueue/results'] })
+    const sql = postgres(run.url, { max: 1, onnotice: () => {} })
+    try {
+      const relations = await sql`select c.relname, c.relkind
+          from pg_class c join pg_namespace n on n.oid = c.relnamespace
+         where n.nspname = 'iddqueue' and c.relname like 'results%' order by c.relname`
+      expect(relations).toEqual([
+        { relname: 'results', relkind: 'r' },
+        { relname: 'results_expires', relkind: 'i' },
+        { relname: 'results_pkey', relkind: 'i' },
+      ])
+      const ledger = await sql`select owner, version, name from iddqueue.migrations
+         where owner <> ${coreMigrations.owner} order by owner, version`
+      expect(ledger).toEqual([{ owner: '@iddqueue/results', version: 1, name: 'create-results' }])
+    } finally {
+      await sql.end()
+    }
+    run.child.kill('SIGINT')
+    expect(await run.exited, run.stderr()).toBe(0)
+    expect(alive(run.postmaster)).toBe(false)
+    // Read once it exited: stderr may arrive after the URL on stdout.
+    expect(run.stderr()).toContain('applying @iddqueue/results #1 create-results\n')
+    expect(run.stderr()).toContain(
+      `created ${data}; ${coreMigrations.migrations.length + 1} migrations applied\n`,
+    )
   }, 180_000)
 })

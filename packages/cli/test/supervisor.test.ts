@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createBroker } from '@iddqueue/core'
@@ -124,6 +124,72 @@ describe('iddqueue worker --processes', () => {
     expect(await count('workers')).toBe(0)
     expect(supervisor.stderr()).toContain('SIGTERM: stopping 2 worker processes gracefully')
     expect(supervisor.stderr().match(/\] worker [0-9a-f-]{36} stopped\n/g)).toHaveLength(2)
+  })
+
+  it('stops every worker process gracefully on SIGINT too, leaving no message consumed', async () => {
+    await sql`delete from ${sql(SCHEMA)}.messages`
+    await enqueue(60)
+    const supervisor = supervise(['--processes', '2', '--concurrency', '2'], { SLOW_MS: '100' })
+    await until(
+      () => supervisor.stderr().match(/\] worker [0-9a-f-]{36} running /g)?.length === 2,
+      'two running workers',
+    )
+    expect(await count('workers')).toBe(2)
+    await until(async () => (await count('consumed')) > 0, 'messages being run')
+    supervisor.child.kill('SIGINT')
+    expect(await supervisor.exited, supervisor.stderr()).toBe(0)
+    expect(await count('consumed')).toBe(0)
+    expect(await count('workers')).toBe(0)
+    expect(supervisor.stderr()).toContain('SIGINT: stopping 2 worker processes gracefully\n')
+    // The supervisor forwards SIGTERM: each child stops as on SIGTERM.
+    expect(supervisor.stderr().match(/\] SIGTERM: stopping; /g)).toHaveLength(2)
+    expect(supervisor.stderr().match(/\] worker [0-9a-f-]{36} stopped\n/g)).toHaveLength(2)
+    expect(supervisor.stderr()).not.toContain('did not stop cleanly')
+  })
+
+  it('exits 1 and names the worker process that did not stop cleanly', async () => {
+    await sql`delete from ${sql(SCHEMA)}.messages`
+    await enqueue(60)
+    // Process #2 stops its worker gracefully, then exits with 3.
+    const supervisor = supervise(['--processes', '2', '--concurrency', '2'], {
+      SLOW_MS: '100',
+      STOP_EXIT_CODE: '3',
+      STOP_EXIT_PROCESS: '2',
+    })
+    await until(
+      () => supervisor.stderr().match(/\] worker [0-9a-f-]{36} running /g)?.length === 2,
+      'two running workers',
+    )
+    await until(async () => (await count('consumed')) > 0, 'messages being run')
+    supervisor.child.kill('SIGTERM')
+    expect(await supervisor.exited, supervisor.stderr()).toBe(1)
+    expect(supervisor.stderr()).toContain(
+      'iddqueue worker: 1 of 2 worker processes did not stop cleanly (#2: exited with code 3)\n',
+    )
+    // The failure is the exit code alone: both workers stopped gracefully.
+    expect(await count('consumed')).toBe(0)
+    expect(await count('workers')).toBe(0)
+    // Stopping is not crashing: nothing was restarted.
+    expect(supervisor.stderr()).not.toContain('restarting it')
+  })
+
+  it('starts one worker process per CPU with --processes auto', async () => {
+    const cpus = availableParallelism()
+    const supervisor = supervise(['--processes', 'auto'])
+    await until(
+      () => supervisor.stderr().match(/\] worker [0-9a-f-]{36} running /g)?.length === cpus,
+      `${cpus} running workers`,
+    )
+    expect(supervisor.stderr()).toContain(
+      `iddqueue worker: starting ${cpus} worker processes; SIGTERM or SIGINT stops them\n`,
+    )
+    expect(await count('workers')).toBe(cpus)
+    // One worker per process: as many distinct pids as CPUs.
+    const pids = await sql`select distinct pid from ${sql(SCHEMA)}.workers`
+    expect(pids).toHaveLength(cpus)
+    supervisor.child.kill('SIGTERM')
+    expect(await supervisor.exited, supervisor.stderr()).toBe(0)
+    expect(await count('workers')).toBe(0)
   })
 
   it('exits 2 for a bad --processes or --max-restarts without it', async () => {

@@ -7,6 +7,13 @@
 //    workspace (no workspace links), type-checks that app under `strict` and
 //    `exactOptionalPropertyTypes`, and runs it against PostgreSQL (DATABASE_URL,
 //    or the embedded server @iddqueue/testing starts).
+//    Then runs the no-registry recipe of docs/getting-started.md ("Before the
+//    packages are on npm") as written: its pack commands (into a scratch
+//    directory instead of /tmp/iddqueue) must pack every published package,
+//    and its `npm i`, in an empty project whose .npmrc points @iddqueue/* at
+//    an unreachable registry, must install; every package is then imported
+//    from that project and `iddqueue --help` runs. (The recipe's first line,
+//    installing and building the workspace, is what precedes this script.)
 // 3. Installs each package's tarball alone into its own scratch app, with only
 //    the tarballs of the @iddqueue packages it declares (dependencies and
 //    required peers, transitively), @iddqueue/* pointed at an unreachable
@@ -44,6 +51,34 @@ function run(command, args, options = {}) {
     encoding: 'utf8',
     ...options,
   })
+}
+
+/**
+ * The commands of docs/getting-started.md's "Before the packages are on npm"
+ * block: the first (install and build the workspace) is left out; `pack` is
+ * the ones after it, run in the clone, down to `install`, the `npm i` run in
+ * the user's project.
+ */
+function docsRecipe(file) {
+  const text = readFileSync(file, 'utf8')
+  const section = text.indexOf('### Before the packages are on npm')
+  const block = /```sh\n([\s\S]*?)```/.exec(section < 0 ? '' : text.slice(section))?.[1]
+  const commands = (block ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+  const at = commands.findIndex((line) => /^npm i(nstall)? /.test(line))
+  const pack = commands.slice(1, Math.max(at, 1))
+  const install = commands[at]
+  if (
+    !/ build$/.test(commands[0] ?? '') ||
+    !pack.some((line) => / pack .*\/tmp\/iddqueue/.test(line)) ||
+    !install?.includes('/tmp/iddqueue')
+  )
+    throw new Error(
+      `${relative(root, file)}: expected, under "Before the packages are on npm", the workspace build, commands that pack into /tmp/iddqueue and an npm install of /tmp/iddqueue; update scripts/release-check.mjs with the new recipe`,
+    )
+  return { pack: pack.join('\n'), install }
 }
 
 const published = readdirSync(join(root, 'packages'))
@@ -111,6 +146,47 @@ try {
   run(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: app, stdio: 'inherit' })
   log('running the scratch app')
   run(process.execPath, ['dist/app.js'], { cwd: app, stdio: 'inherit' })
+
+  // 2b. docs/getting-started.md's recipe, as written (only the directory differs).
+  const recipe = docsRecipe(join(root, 'docs/getting-started.md'))
+  const docsTarballs = join(scratch, 'docs-tarballs')
+  const here = (command) => command.replaceAll('/tmp/iddqueue', docsTarballs)
+  log(`docs/getting-started.md: ${recipe.pack.replaceAll('\n', '; ')}`)
+  run('sh', ['-ec', here(recipe.pack)], { cwd: root, stdio: 'inherit' })
+  const packed = readdirSync(docsTarballs).sort()
+  const expected = readdirSync(tarballs).sort()
+  const unpacked = expected.filter((file) => !packed.includes(file))
+  if (unpacked.length > 0 || packed.length !== expected.length)
+    throw new Error(
+      `docs/getting-started.md packs ${packed.join(', ')}; every published package is ${expected.join(', ')}`,
+    )
+  const docsApp = join(scratch, 'docs-app')
+  mkdirSync(docsApp)
+  writeFileSync(
+    join(docsApp, 'package.json'),
+    JSON.stringify({ name: 'getting-started', private: true, type: 'module' }, null, 2),
+  )
+  // Anything of ours not among the tarballs would come from here, and fail.
+  writeFileSync(
+    join(docsApp, '.npmrc'),
+    '@iddqueue:registry=http://127.0.0.1:9/\nfetch-retries=0\n',
+  )
+  log(`docs/getting-started.md: ${recipe.install}`)
+  run('sh', ['-ec', here(recipe.install)], { cwd: docsApp, stdio: 'inherit' })
+  const names = published.map(({ manifest }) => manifest.name)
+  run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `for (const name of ${JSON.stringify(names)}) await import(name)`,
+    ],
+    { cwd: docsApp, stdio: 'inherit' },
+  )
+  run(join(docsApp, 'node_modules/.bin/iddqueue'), ['--help'], { cwd: docsApp })
+  log(
+    `docs/getting-started.md's recipe installs: imported ${names.length} packages, iddqueue --help ran`,
+  )
 
   // 3. Each package alone: its tarball plus the tarballs of the @iddqueue
   //    packages it declares, nothing else of ours (docs/versioning.md lists

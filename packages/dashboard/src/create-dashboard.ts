@@ -84,6 +84,8 @@ const PAGE_HEADERS = {
 }
 
 const HISTORY_PLUGIN = '@iddqueue/core/history'
+/** Where a dashboard keeps its live hub; see {@link liveHubOf}. */
+const LIVE_HUB = Symbol('iddqueue.dashboard.liveHub')
 const INSTALLED_TTL_MS = 30_000
 
 /**
@@ -228,7 +230,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       )
     }
   }
-  return Object.assign(handler, {
+  const dashboard: Dashboard = Object.assign(handler, {
     basePath: base,
     async close() {
       await hub.close()
@@ -236,6 +238,18 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       if (owned) await broker.close()
     },
   })
+  Object.defineProperty(dashboard, LIVE_HUB, { value: hub })
+  return dashboard
+}
+
+/**
+ * @internal The live hub behind a dashboard: its open streams, its poll
+ * counter and whether it polls, for the tests of the shared poll.
+ */
+export function liveHubOf(dashboard: Dashboard): LiveHub {
+  const hub = (dashboard as unknown as { [LIVE_HUB]?: LiveHub })[LIVE_HUB]
+  if (!hub) throw new InvalidOptionError('Not a dashboard made by createDashboard()')
+  return hub
 }
 
 async function route(rt: DashboardRuntime, req: DashboardRequest): Promise<Response> {

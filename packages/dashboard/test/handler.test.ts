@@ -1,13 +1,21 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { hostname } from 'node:os'
 import { coordination } from '@iddqueue/coordination'
 import { attemptHistory } from '@iddqueue/core'
 import { results } from '@iddqueue/results'
 import { createScheduler, scheduler } from '@iddqueue/scheduler'
 import { describe, expect, it } from 'vitest'
-import { createDashboard, type DashboardAction, type DashboardAuditEvent } from '../src/index.js'
+import { liveHubOf } from '../src/create-dashboard.js'
+import { escapeHtml } from '../src/html/html.js'
+import {
+  createDashboard,
+  type Dashboard,
+  type DashboardAction,
+  type DashboardAuditEvent,
+} from '../src/index.js'
 import { DashboardClient, ORIGIN } from './dashboard-client.js'
-import { insertRows, setupDatabase, uniqueQueue, until } from './helpers.js'
+import { drain, insertRows, setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -33,6 +41,51 @@ async function rejected(queue: string, count = 1): Promise<string[]> {
   const rows =
     await db.sql`select id from iddqueue.messages where queue = ${queue} and state = 'rejected' order by id`
   return rows.map((r) => r.id as string)
+}
+
+/** The text of each cell of the table row `<tr {attribute}="{key}">`, tags stripped. */
+function rowCells(body: string, attribute: string, key: string): string[] {
+  const row = new RegExp(`<tr ${attribute}="${key}">([\\s\\S]*?)</tr>`).exec(body)?.[1]
+  expect(row, `a row ${attribute}="${key}"`).toBeDefined()
+  return [...row!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) =>
+    m[1]!
+      .replace(/<[^>]+>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  )
+}
+
+/** A date as `formatTime()` writes it: UTC, to the second. */
+function shownTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ')
+}
+
+/** Opens a Server-Sent Events stream on the handler, as a tab's EventSource would. */
+async function openStream(dashboard: Dashboard) {
+  const controller = new AbortController()
+  const response = await dashboard(new Request(`${ORIGIN}/events`, { signal: controller.signal }))
+  expect(response.status).toBe(200)
+  expect(response.headers.get('content-type')).toContain('text/event-stream')
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  const read = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      text += decoder.decode(value, { stream: true })
+    }
+  })().catch(() => {})
+  await until(() => text.includes(': connected'), 10_000, 'the stream to open')
+  return {
+    text: () => text,
+    /** `change` events received so far. */
+    changes: () => text.split('event: change\n').length - 1,
+    async close() {
+      controller.abort()
+      await read
+    },
+  }
 }
 
 describe('views', () => {
@@ -73,6 +126,77 @@ describe('views', () => {
       expect(await client.page('/messages')).toContain(message.id)
       expect(await client.page('/schedules')).toContain(`s_${queue}`)
       expect(client.cookie).toMatch(/^iddqueue_csrf=/)
+    } finally {
+      await dashboard.close()
+    }
+  })
+
+  it('shows per queue the counts by state, ready, scheduled, oldest ready, done per hour and the paused badge', async () => {
+    const { broker, dashboard, client } = setup()
+    const busy = uniqueQueue('busy')
+    const later = uniqueQueue('later')
+    const idle = uniqueQueue('idle')
+    await insertRows(db.sql, busy, [
+      { state: 'queued', eta: '-3 hours', updated: '-3 hours', count: 2 },
+      { state: 'queued', eta: '1 hour' },
+      { state: 'consumed' },
+      { state: 'done', updated: '-2 hours', count: 4 },
+      { state: 'done', updated: '-5 minutes', count: 2 },
+      { state: 'rejected', count: 3 },
+      { state: 'cancelled' },
+    ])
+    await insertRows(db.sql, later, [{ state: 'queued', eta: '1 hour' }])
+    await broker.pause(busy)
+    // A paused queue that holds nothing is listed too, with its badge.
+    await broker.pause(idle)
+    try {
+      const body = await client.page('/')
+      const badge = '<span class="badge paused">paused</span>'
+      // queue, ready, scheduled, oldest ready, queued, consumed, done, rejected, cancelled, done / hour
+      expect(rowCells(body, 'data-queue', busy)).toEqual([
+        `${busy} paused`,
+        '2',
+        '1',
+        '3 h 0 m',
+        '3',
+        '1',
+        '6',
+        '3',
+        '1',
+        '2',
+      ])
+      expect(rowCells(body, 'data-queue', later)).toEqual([
+        later,
+        '0',
+        '1',
+        '–',
+        '1',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+      ])
+      expect(rowCells(body, 'data-queue', idle)).toEqual([
+        `${idle} paused`,
+        '0',
+        '0',
+        '–',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+      ])
+      const row = (queue: string) =>
+        new RegExp(`<tr data-queue="${queue}">.*?</td>`, 's').exec(body)![0]
+      expect(row(busy)).toContain(`<a href="/queues/${busy}">${busy}</a> ${badge}`)
+      expect(row(idle)).toContain(badge)
+      expect(row(later)).not.toContain(badge)
+      expect(body).toContain(`<a href="/failed?queue=${busy}">3</a>`)
+      // Every count is exact on a table this small: no estimate mark.
+      expect(body).not.toContain('class="estimate"')
     } finally {
       await dashboard.close()
     }
@@ -128,6 +252,189 @@ describe('message view', () => {
     expect(page).toContain('Attempt history')
     expect(page).toContain('No attempt recorded')
     await dashboard.close()
+  })
+})
+
+describe('message view, failure', () => {
+  it('shows the last failure: its type, text, attempt and time; its stack only with the payload', async () => {
+    const { broker, dashboard, client } = setup()
+    const queue = uniqueQueue()
+    class PaymentDeclined extends Error {}
+    const actor = broker.actor(
+      'charge',
+      (_order: number) => {
+        throw new PaymentDeclined('card <4111> declined & kept')
+      },
+      { queue, maxRetries: 0 },
+    )
+    const message = await actor.send(42)
+    await drain(broker, [queue])
+    const [row] =
+      await db.sql`select state, failure from iddqueue.messages where id = ${message.id}`
+    expect(row!.state).toBe('rejected')
+    const failure = row!.failure as {
+      type: string
+      message: string
+      at: string
+      attempt: number
+      stack: string
+    }
+    expect(failure).toMatchObject({
+      type: 'PaymentDeclined',
+      message: 'card <4111> declined & kept',
+      attempt: 1,
+    })
+    expect(failure.stack).toMatch(/^Error: card <4111> declined & kept\n\s+at /)
+    try {
+      const page = await client.page(`/messages/${message.id}`)
+      expect(page).toContain(
+        `<h2>Last failure</h2>\n<p><strong>PaymentDeclined</strong> at attempt 1, ${failure.at}</p>\n<pre>card &lt;4111&gt; declined &amp; kept</pre>\n<p class="muted">The stack is shown with the payload.</p>`,
+      )
+      expect(page).not.toContain('<summary>Stack</summary>')
+      expect(page).not.toContain(escapeHtml(failure.stack.split('\n')[1]!))
+      // The attempt history has the same failure, and the message can be retried.
+      expect(page).toContain('<td>PaymentDeclined card &lt;4111&gt; declined &amp; kept</td>')
+      expect(page).toContain(`action="/messages/${message.id}/retry"`)
+      const shown = await client.page(`/messages/${message.id}?payload=1`)
+      expect(shown).toContain(
+        `<pre>card &lt;4111&gt; declined &amp; kept</pre>\n<details><summary>Stack</summary><pre>${escapeHtml(failure.stack)}</pre></details>`,
+      )
+      expect(shown).not.toContain('The stack is shown with the payload.')
+    } finally {
+      await dashboard.close()
+    }
+  })
+})
+
+describe('workers view', () => {
+  it('lists a running worker: host, pid, queues, concurrency, the message it holds, heartbeat age', async () => {
+    const broker = db.broker()
+    const dashboard = createDashboard({ broker })
+    const client = new DashboardClient(dashboard)
+    const queue = uniqueQueue()
+    let started!: () => void
+    const running = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const actor = broker.actor(
+      'hold',
+      async () => {
+        started()
+        await gate
+      },
+      { queue },
+    )
+    const message = await actor.send()
+    const worker = broker.worker({ queues: [queue], concurrency: 3, pollIntervalMs: 50 })
+    await worker.start()
+    try {
+      await running
+      const [held] =
+        await db.sql`select state, worker_id from iddqueue.messages where id = ${message.id}`
+      expect(held).toEqual({ state: 'consumed', worker_id: worker.id })
+      const [registered] =
+        await db.sql`select started_at from iddqueue.workers where id = ${worker.id}`
+      const body = await client.page('/workers')
+      const cells = rowCells(body, 'data-id', worker.id)
+      expect(cells.slice(0, 7)).toEqual([
+        worker.id,
+        hostname(),
+        String(process.pid),
+        queue,
+        '3',
+        '1',
+        shownTime(registered!.started_at as Date),
+      ])
+      expect(cells[7]).toMatch(/^(\d+ ms|\d+ s|\d+ m \d+ s) ago$/)
+    } finally {
+      release()
+      await worker.stop()
+    }
+    expect(await stateOf(message.id)).toBe('done')
+    // A stopped worker deregisters: the view no longer lists it.
+    const after = await client.page('/workers')
+    expect(after).not.toContain(worker.id)
+    await dashboard.close()
+  })
+})
+
+describe('schedules view', () => {
+  it('disables and enables a schedule, changing the schedules table, and shows its next run', async () => {
+    const { broker, dashboard, client, audits } = setup()
+    const queue = uniqueQueue()
+    const name = `hourly_${queue}`
+    broker.actor('report', () => {}, { queue })
+    const schedules = createScheduler(broker)
+    await schedules.create({ name, actor: 'report', queue, everyMs: 3_600_000 })
+    const stored = async () => {
+      const [row] =
+        await db.sql`select enabled, next_run_at from iddqueue.schedules where name = ${name}`
+      return row as { enabled: boolean; next_run_at: Date }
+    }
+    try {
+      const created = await stored()
+      expect(created.enabled).toBe(true)
+      // name, actor, queue, timing, next run, last run, enabled, action
+      expect(rowCells(await client.page('/schedules'), 'data-schedule', name)).toEqual([
+        name,
+        'report',
+        queue,
+        'every 1 h 0 m',
+        shownTime(created.next_run_at),
+        '–',
+        'yes',
+        'Disable',
+      ])
+
+      const disable = await client.post(`/schedules/${name}/disable`, { return: '/schedules' })
+      expect(disable.status).toBe(303)
+      const disabled = await stored()
+      expect(disabled.enabled).toBe(false)
+      expect((await schedules.get(name))!.enabled).toBe(false)
+      const afterDisable = await client.page(disable.headers.get('location')!)
+      expect(afterDisable).toContain(
+        `<p class="notice" role="status">Schedule ${name} disabled.</p>`,
+      )
+      expect(rowCells(afterDisable, 'data-schedule', name)).toEqual([
+        name,
+        'report',
+        queue,
+        'every 1 h 0 m',
+        shownTime(disabled.next_run_at),
+        '–',
+        'disabled',
+        'Enable',
+      ])
+      expect(afterDisable).toContain(`action="/schedules/${name}/enable"`)
+
+      const enable = await client.post(`/schedules/${name}/enable`, { return: '/schedules' })
+      expect(enable.status).toBe(303)
+      const enabled = await stored()
+      expect(enabled.enabled).toBe(true)
+      expect((await schedules.get(name))!.enabled).toBe(true)
+      const afterEnable = await client.page(enable.headers.get('location')!)
+      expect(afterEnable).toContain(`<p class="notice" role="status">Schedule ${name} enabled.</p>`)
+      expect(rowCells(afterEnable, 'data-schedule', name)).toEqual([
+        name,
+        'report',
+        queue,
+        'every 1 h 0 m',
+        shownTime(enabled.next_run_at),
+        '–',
+        'yes',
+        'Disable',
+      ])
+      expect(audits.map((a) => [a.action, a.outcome])).toEqual([
+        [{ kind: 'schedule-disable', name }, 'done'],
+        [{ kind: 'schedule-enable', name }, 'done'],
+      ])
+    } finally {
+      await dashboard.close()
+    }
   })
 })
 
@@ -385,41 +692,89 @@ describe('payload and redaction', () => {
 })
 
 describe('live events', () => {
-  it('streams a change when a message is sent from elsewhere, with one shared poll for all streams', async () => {
-    const { broker, dashboard } = setup({ pollIntervalMs: 250 })
+  it('streams a change when a message is sent from elsewhere', async () => {
+    const { dashboard } = setup({ pollIntervalMs: 250 })
     const queue = uniqueQueue()
-    const streams = await Promise.all(
-      [1, 2, 3].map(async () => {
-        const controller = new AbortController()
-        const response = await dashboard(
-          new Request(`${ORIGIN}/events`, { signal: controller.signal }),
-        )
-        expect(response.headers.get('content-type')).toContain('text/event-stream')
-        const reader = response.body!.getReader()
-        let text = ''
-        const read = (async () => {
-          for (;;) {
-            const { value, done } = await reader.read()
-            if (done) return
-            text += new TextDecoder().decode(value)
-          }
-        })()
-        return { controller, read, text: () => text }
-      }),
-    )
-    await until(() => streams.every((s) => s.text().includes('connected')))
+    const streams = await Promise.all([1, 2, 3].map(() => openStream(dashboard)))
     const other = db.broker()
     await other.actor('outside', () => {}, { queue }).send()
     await until(
-      () => streams.every((s) => s.text().includes('event: change')),
+      () => streams.every((s) => s.changes() > 0),
       20_000,
-      'a change event',
+      'a change event on every stream',
     )
-    for (const s of streams) s.controller.abort()
-    await Promise.all(streams.map((s) => s.read.catch(() => {})))
-    const polls = (dashboard as unknown as { polls?: number }).polls
-    expect(polls).toBeUndefined()
+    await Promise.all(streams.map((s) => s.close()))
     await dashboard.close()
-    void broker
+  })
+
+  it('feeds every stream from one shared poll, and polls nothing once the last stream closed', async () => {
+    // The timer poll is an hour away: every poll below is the one a wake-up
+    // notification triggers, so each can be counted.
+    const broker = db.broker()
+    const dashboard = createDashboard({ broker, pollIntervalMs: 3_600_000 })
+    const hub = liveHubOf(dashboard)
+    const queue = uniqueQueue()
+    // Another broker, so the wake-ups reach the dashboard through PostgreSQL's NOTIFY.
+    const outside = db.broker().actor('outside', () => {}, { queue })
+    const stored = async () =>
+      (await db.sql`select count(*)::int as n from iddqueue.messages where queue = ${queue}`)[0]!
+        .n as number
+    try {
+      // No stream, no poll.
+      expect(hub.polling).toBe(false)
+      expect(hub.polls).toBe(0)
+
+      const first = await openStream(dashboard)
+      const second = await openStream(dashboard)
+      expect(hub.size).toBe(2)
+      await hub.listening()
+      expect(hub.polls).toBe(0)
+
+      // One send, one poll, one change on each stream.
+      await outside.send()
+      await until(
+        () => first.changes() === 1 && second.changes() === 1,
+        20_000,
+        'the first change on both streams',
+      )
+      expect(hub.polls).toBe(1)
+      await outside.send()
+      await until(
+        () => first.changes() === 2 && second.changes() === 2,
+        20_000,
+        'the second change on both streams',
+      )
+      expect(hub.polls).toBe(2)
+      expect(await stored()).toBe(2)
+
+      // One stream left: the same single poll feeds it.
+      await first.close()
+      await until(() => hub.size === 1, 10_000, 'the first stream to leave the hub')
+      expect(hub.polling).toBe(true)
+      await outside.send()
+      await until(() => second.changes() === 3, 20_000, 'the third change on the second stream')
+      expect(hub.polls).toBe(3)
+      expect(first.changes()).toBe(2)
+
+      // The last stream closes: no timer, no pending poll, no LISTEN left.
+      await second.close()
+      await until(() => hub.size === 0, 10_000, 'the second stream to leave the hub')
+      expect(hub.polling).toBe(false)
+      // A wake-up that reaches the dashboard's broker (a probe of ours hears
+      // it) starts no poll.
+      let heard = 0
+      const stopProbe = await broker.subscribe(broker.namespace.channel('wake'), () => {
+        heard++
+      })
+      await outside.send()
+      await until(() => heard === 1, 20_000, 'the probe to hear the fourth send')
+      expect(hub.polling).toBe(false)
+      expect(hub.polls).toBe(3)
+      expect(second.changes()).toBe(3)
+      expect(await stored()).toBe(4)
+      await stopProbe()
+    } finally {
+      await dashboard.close()
+    }
   })
 })

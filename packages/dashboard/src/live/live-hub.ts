@@ -25,7 +25,10 @@ export class LiveHub {
   #unlisten: Promise<() => Promise<void>> | undefined
   #last = ''
   #closed = false
-  /** Polls run, for tests and the docs' claim that tabs share one. */
+  /**
+   * Statistics reads run (the polls, and a view's read of a snapshot older
+   * than the interval), for tests and the docs' claim that tabs share one.
+   */
   polls = 0
 
   constructor(
@@ -64,6 +67,20 @@ export class LiveHub {
   /** Number of open streams. */
   get size(): number {
     return this.#clients.size
+  }
+
+  /**
+   * @internal For tests: true while anything can still start a poll (a timer
+   * armed, a notification's poll due, or the streams' LISTEN held); false
+   * with no stream open.
+   */
+  get polling(): boolean {
+    return this.#timer !== undefined || this.#soon !== undefined || this.#unlisten !== undefined
+  }
+
+  /** @internal For tests: resolves once the open streams' LISTEN is in place (at once with none). */
+  async listening(): Promise<void> {
+    await this.#unlisten
   }
 
   /** Adds a stream; the returned function removes it. The first starts the poll and the LISTEN. */
@@ -105,6 +122,7 @@ export class LiveHub {
 
   #schedule(): void {
     clearTimeout(this.#timer)
+    this.#timer = undefined
     if (this.#closed || this.#clients.size === 0) return
     this.#timer = setTimeout(() => void this.#poll(), this.pollIntervalMs)
   }

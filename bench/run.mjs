@@ -49,6 +49,7 @@ const EXTRA_WORKLOADS = [
   'produce-consume',
   'effect-tx',
   'effect-ack',
+  'schedule-lag',
 ]
 const ALIASES = { w1: 'enqueue-batch', w2: 'enqueue-single', w3: 'drain', w4: 'latency' }
 const CHILD_KILL_MS = 300_000 // hard stop for a child that ignores its own 120 s bound

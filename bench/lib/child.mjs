@@ -478,6 +478,30 @@ WORKLOADS['insert-notify-16'] = (db) => plainInserts(db, true)
 WORKLOADS['effect-tx'] = (db) => effects(db, true)
 WORKLOADS['effect-ack'] = (db) => effects(db, false)
 
+// Issue 14: @iddqueue/scheduler's occurrence-to-enqueue lag beside a bare-timer
+// baseline, then the statements its loop sends while idle (lib/schedule-lag.mjs,
+// also run by hand as ../schedule-lag.mjs). The line's p50/p99/max are the
+// scheduler's lag; the baseline and the idle figures are nested. Imported
+// here, not above: it loads the workspace builds, which the other workloads
+// must not depend on (run.mjs measures a snapshot of core).
+WORKLOADS['schedule-lag'] = async (db) => {
+  const { scheduleLag } = await import('./schedule-lag.mjs')
+  const everyMs = Number(process.env.BENCH_SCHEDULE_EVERY_MS || 100)
+  const limitMs = Number(process.env.BENCH_SCHEDULE_LAG_MS || Math.min(LIMIT_MS, 20_000))
+  const idleMs = Number(process.env.BENCH_SCHEDULE_IDLE_MS ?? 30_000)
+  const r = await scheduleLag(db, { everyMs, limitMs, idleMs })
+  return {
+    jobs: r.scheduler.n,
+    completed: r.scheduler.n,
+    seconds: limitMs / 1_000,
+    p50_ms: r.scheduler.p50_ms,
+    p99_ms: r.scheduler.p99_ms,
+    max_ms: r.scheduler.max_ms,
+    ...r,
+    config_override: `startScheduler() with its defaults (safety poll 60 s), one schedule every ${everyMs} ms for ${limitMs} ms; idle window ${idleMs} ms; workspace builds of @iddqueue/core and @iddqueue/scheduler`,
+  }
+}
+
 const EFFECT_JOBS = 10_000
 
 /**

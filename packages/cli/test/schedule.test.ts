@@ -125,33 +125,109 @@ describe('iddqueue scheduler', () => {
   })
 
   it('runs until SIGTERM, publishing due occurrences, then exits 0 after the current tick', async () => {
-    const child = spawn(process.execPath, [BIN, '--url', db.url, '--schema', SCHEMA, 'scheduler'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk)
-    })
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => resolve(code)),
-    )
+    const scheduler = startSchedulerProcess()
     try {
-      await waitFor(() => stderr.includes('scheduler running'), {
-        timeoutMs: 30_000,
-        intervalMs: 50,
-        message: 'scheduler running',
-      })
+      await scheduler.printed('scheduler running')
       await cli('schedule', 'create', 'live', 'beat', '--every-ms', '3600000')
-      await waitFor(() => stderr.includes('published live'), {
-        timeoutMs: 30_000,
-        intervalMs: 50,
-        message: 'published live',
-      })
+      await scheduler.printed('published live')
     } finally {
-      child.kill('SIGTERM')
+      scheduler.child.kill('SIGTERM')
     }
-    expect(await exited).toBe(0)
-    expect(stderr).toContain('scheduler stopped; 1 occurrence published')
+    expect(await scheduler.exited).toBe(0)
+    expect(scheduler.stderr()).toContain('scheduler stopped; 1 occurrence published')
     await cli('schedule', 'delete', 'live')
   })
+
+  it('on SIGINT finishes the tick in flight, commits its message, then exits 0', async () => {
+    const scheduler = startSchedulerProcess()
+    // Holds back the tick: the test's transaction locks the messages table
+    // against inserts until it commits, so the tick's insert waits on it.
+    let releaseLock!: () => void
+    const lockReleased = new Promise<void>((resolve) => {
+      releaseLock = resolve
+    })
+    let lockTaken!: () => void
+    const locked = new Promise<void>((resolve) => {
+      lockTaken = resolve
+    })
+    let holding: Promise<unknown> | undefined
+    let interrupted = false
+    try {
+      await scheduler.printed('scheduler running')
+      holding = db.sql.begin(async (tx) => {
+        await tx`lock table ${tx(SCHEMA)}.messages in share row exclusive mode`
+        lockTaken()
+        await lockReleased
+      })
+      await locked
+      await cli('schedule', 'create', 'held', 'beat', '--every-ms', '3600000')
+      await waitFor(
+        async () => {
+          const rows = await db.sql`select 1 from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'
+            and pid <> pg_backend_pid() and query ilike ${`%insert into%${SCHEMA}%messages%`}`
+          return rows.length > 0
+        },
+        { timeoutMs: 20_000, intervalMs: 20, message: "the tick's insert to wait on the lock" },
+      )
+      interrupted = scheduler.child.kill('SIGINT')
+      await scheduler.printed('SIGINT: stopping after the current tick')
+      // The signal is handled and the tick is still in flight: nothing is stored yet.
+      expect(scheduler.child.exitCode).toBeNull()
+      expect(await heldMessages()).toEqual([])
+    } finally {
+      releaseLock()
+      await holding
+      // A second signal would end the process at once: only when the test failed before SIGINT.
+      if (!interrupted) scheduler.child.kill('SIGTERM')
+    }
+    expect(await scheduler.exited).toBe(0)
+    const published = /published held \S+ (\S+)\n/.exec(scheduler.stderr())
+    expect(published, scheduler.stderr()).not.toBeNull()
+    expect(scheduler.stderr()).toContain('scheduler stopped; 1 occurrence published')
+    expect(await heldMessages()).toEqual([{ id: published![1], actor: 'beat' }])
+    await cli('schedule', 'delete', 'held')
+  })
 })
+
+/** The messages the schedule `held` published. */
+async function heldMessages() {
+  const rows = await db.sql`select id::text as id, actor from ${db.sql(SCHEMA)}.messages
+    where options -> 'schedule' ->> 'name' = 'held'`
+  return rows.map((row) => ({ id: row.id as string, actor: row.actor as string }))
+}
+
+/** `iddqueue scheduler` in a child process, its stderr collected. */
+function startSchedulerProcess() {
+  const child = spawn(process.execPath, [BIN, '--url', db.url, '--schema', SCHEMA, 'scheduler'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk) => {
+    stderr += String(chunk)
+  })
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  )
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    /** Resolves once the process printed `text` on stderr; fails if it exits first. */
+    async printed(text: string) {
+      await waitFor(
+        () => stderr.includes(text) || child.exitCode !== null || child.signalCode !== null,
+        {
+          timeoutMs: 20_000,
+          intervalMs: 50,
+          message: text,
+        },
+      )
+      if (!stderr.includes(text)) {
+        throw new Error(
+          `iddqueue scheduler exited (${child.exitCode ?? child.signalCode}) before printing ${JSON.stringify(text)}; stderr: ${stderr}`,
+        )
+      }
+    },
+  }
+}

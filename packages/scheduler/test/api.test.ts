@@ -13,6 +13,7 @@ import {
   scheduledOccurrence,
 } from '../src/index.js'
 import {
+  drain,
   rejection,
   rewind,
   scheduledMessages,
@@ -231,7 +232,9 @@ describe('catch-up and overlap', () => {
     const name = unique('coalesce')
     const startAt = Date.now() - 60_500
     await schedules.create({ name, actor: 'a', everyMs: 1_000, startAt })
-    const { published } = await schedules.tick()
+    // One take of the schedule: a tick longer than a second (a loaded
+    // machine) would take it again for the next occurrence, due by then.
+    const { published } = await schedules.tick({ limit: 1 })
     expect(published).toHaveLength(1)
     const info = await schedules.get(name)
     const intended = published[0]!.intendedAt.getTime()
@@ -246,7 +249,7 @@ describe('catch-up and overlap', () => {
     const name = unique('backfill')
     const startAt = Date.now() - 60_500
     await schedules.create({ name, actor: 'a', everyMs: 1_000, startAt, catchUp: { max: 5 } })
-    const { published } = await schedules.tick()
+    const { published } = await schedules.tick({ limit: 1 })
     expect(published).toHaveLength(5)
     const times = published.map((o) => o.intendedAt.getTime())
     expect(times.slice(1).map((t, i) => t - times[i]!)).toEqual([1_000, 1_000, 1_000, 1_000])
@@ -358,5 +361,103 @@ describe('disable during a tick', () => {
     const messages = await scheduledMessages(db.sql, name)
     expect(messages).toHaveLength(1)
     expect(messages[0]!.state).toBe('queued')
+  })
+})
+
+describe('tick({ limit })', () => {
+  it('handles at most `limit` due schedules, oldest next run first; the next tick handles the rest', async () => {
+    const schedules = createScheduler(db.broker())
+    // Three schedules due at once, at known and distinct next runs (their
+    // startAt, a few seconds ago, within their hour-long interval).
+    const base = Date.now() - 10_000
+    const [a, b, c] = [unique('limit-a'), unique('limit-b'), unique('limit-c')]
+    for (const [name, startAt] of [
+      [a, base],
+      [b, base + 1_000],
+      [c, base + 2_000],
+    ] as const) {
+      await schedules.create({ name, actor: 'a', everyMs: 3_600_000, startAt })
+    }
+
+    const first = await schedules.tick({ limit: 2 })
+    expect(first.schedules).toBe(2)
+    expect(first.published.map((o) => [o.schedule, o.intendedAt.getTime()])).toEqual([
+      [a, base],
+      [b, base + 1_000],
+    ])
+    // The third is still due and has published nothing.
+    expect((await schedules.get(c))!.nextRunAt!.getTime()).toBe(base + 2_000)
+    expect(await scheduledMessages(db.sql, c)).toEqual([])
+
+    const second = await schedules.tick({ limit: 2 })
+    expect(second.schedules).toBe(1)
+    expect(second.published.map((o) => [o.schedule, o.intendedAt.getTime()])).toEqual([
+      [c, base + 2_000],
+    ])
+    expect(await schedules.tick({ limit: 2 })).toMatchObject({ schedules: 0, published: [] })
+    for (const [name, startAt] of [
+      [a, base],
+      [b, base + 1_000],
+      [c, base + 2_000],
+    ] as const) {
+      expect((await scheduledMessages(db.sql, name)).map((m) => m.intendedAt)).toEqual([
+        new Date(startAt).toISOString(),
+      ])
+    }
+  })
+})
+
+describe('delete, then create the same name', () => {
+  // pg-boss ran a job twice after unschedule + schedule. Here a re-created
+  // interval schedule with the same startAt is due again at once and
+  // coalesces to the occurrence already published and run: the deterministic
+  // message id and the dedup key keep it at one message, which runs once.
+  it('stores and runs one message for the occurrence published before the delete', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const queue = uniqueQueue('recreate')
+    const runs: (Date | undefined)[] = []
+    broker.actor(
+      'recreated',
+      (_: null, ctx: ActorContext) => {
+        runs.push(scheduledOccurrence(ctx.message)?.intendedAt)
+      },
+      { queue },
+    )
+    const name = unique('recreate')
+    const startAt = Date.now() - 1_800_000
+    const definition = { name, actor: 'recreated', everyMs: 3_600_000, startAt, args: [null] }
+
+    await schedules.create(definition)
+    const before = await schedules.tick()
+    expect(before.published.map((o) => o.intendedAt.getTime())).toEqual([startAt])
+    await drain(broker, [queue])
+    expect(runs).toEqual([new Date(startAt)])
+
+    expect(await schedules.delete(name)).toBe(true)
+    const recreated = await schedules.create(definition)
+    expect(recreated.nextRunAt!.getTime()).toBe(startAt) // due again, for the same occurrence
+    const after = await schedules.tick()
+    expect(after.published).toEqual(before.published) // same intended time, same message id
+    await drain(broker, [queue])
+
+    expect(runs).toEqual([new Date(startAt)])
+    expect(await scheduledMessages(db.sql, name)).toEqual([
+      {
+        id: before.published[0]!.messageId,
+        queue,
+        actor: 'recreated',
+        args: [null],
+        state: 'done',
+        intendedAt: new Date(startAt).toISOString(),
+      },
+    ])
+    const keys = await db.sql`select key from iddqueue.deduplication
+      where key like ${`${DEDUP_PREFIX}${name}:%`}`
+    expect(keys.map((row) => row.key)).toEqual([
+      `${DEDUP_PREFIX}${name}:${new Date(startAt).toISOString()}`,
+    ])
+    // The next occurrence is still on the grid, an interval later.
+    expect((await schedules.get(name))!.nextRunAt!.getTime()).toBe(startAt + 3_600_000)
   })
 })

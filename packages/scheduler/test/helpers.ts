@@ -1,7 +1,7 @@
 import { type Broker, type BrokerOptions, createBroker } from '@iddqueue/core'
 import { drainWithWorker, waitFor } from '@iddqueue/testing'
 import { useBrokerFixture } from '@iddqueue/testing/vitest'
-import type postgres from 'postgres'
+import postgres from 'postgres'
 import { scheduler } from '../src/index.js'
 
 export { uniqueQueue } from '@iddqueue/testing'
@@ -72,4 +72,22 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error
   }
   throw new Error(`expected a rejection, got ${JSON.stringify(value)}`)
+}
+
+/**
+ * A postgres.js client on `url` that records the text of every statement it
+ * sends, in order: give it to a broker as `sql` to see exactly what the
+ * broker and its plugins ask PostgreSQL. Close it after the broker.
+ */
+export function recordingSql(url: string) {
+  const statements: string[] = []
+  const sql = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    connection: { application_name: 'iddqueue' },
+    debug: (_connection, query) => {
+      statements.push(query)
+    },
+  })
+  return { sql, statements }
 }

@@ -166,7 +166,7 @@ export function generateGrantsSql(options: GenerateGrantsOptions): string {
   const role = quoteIdentifier(options.role)
   const schema = quoteIdentifier(ns.schema)
   const lines = [
-    `-- iddqueue: ${options.mode} privileges for role ${options.role} on namespace ${ns.schema} (prefix ${JSON.stringify(ns.prefix)})`,
+    `-- iddqueue: ${options.mode} privileges for role ${JSON.stringify(options.role)} on namespace ${JSON.stringify(ns.schema)} (prefix ${JSON.stringify(ns.prefix)})`,
     `grant usage on schema ${schema} to ${role};`,
   ]
   for (const [table, privileges] of Object.entries(privilegesFor(options.mode))) {

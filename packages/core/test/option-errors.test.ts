@@ -207,17 +207,17 @@ describe('worker options', () => {
     [
       'pollIntervalMs',
       { pollIntervalMs: 9 },
-      { option: 'pollIntervalMs', value: 9, expected: 'an integer of at least 10' },
+      { option: 'pollIntervalMs', value: 9, expected: 'an integer from 10 to 2147483647' },
     ],
     [
       'shutdownTimeoutMs',
       { shutdownTimeoutMs: -1 },
-      { option: 'shutdownTimeoutMs', value: -1, expected: 'an integer of at least 0' },
+      { option: 'shutdownTimeoutMs', value: -1, expected: 'an integer from 0 to 2147483647' },
     ],
     [
       'purgeIntervalMs',
       { purgeIntervalMs: 1.5 },
-      { option: 'purgeIntervalMs', value: 1.5, expected: 'an integer of at least 10' },
+      { option: 'purgeIntervalMs', value: 1.5, expected: 'an integer from 10 to 2147483647' },
     ],
     [
       'retentionMs',
@@ -227,7 +227,13 @@ describe('worker options', () => {
     [
       'queryTimeoutMs',
       { queryTimeoutMs: 99 },
-      { option: 'queryTimeoutMs', value: 99, expected: 'an integer of at least 100' },
+      { option: 'queryTimeoutMs', value: 99, expected: 'an integer from 100 to 2147483647' },
+    ],
+    [
+      // Past 2^31 - 1 ms a Node timer fires at once: the deadline would expire every statement.
+      'queryTimeoutMs beyond a timer',
+      { queryTimeoutMs: 2 ** 31 },
+      { option: 'queryTimeoutMs', value: 2 ** 31, expected: 'an integer from 100 to 2147483647' },
     ],
     [
       'queues',

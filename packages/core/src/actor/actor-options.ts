@@ -1,4 +1,4 @@
-import { describeValue } from '@iddqueue/schema'
+
 import {
   checkFunction,
   checkInteger,

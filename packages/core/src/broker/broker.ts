@@ -23,7 +23,6 @@ import { enqueueEntries } from '../enqueue/enqueue.js'
 import {
   type EnqueueEntry,
   type EnqueueManyOptions,
-  INT4_MAX,
   MAX_BATCH,
   type SendOptions,
 } from '../enqueue/enqueue-options.js'

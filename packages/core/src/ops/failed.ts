@@ -1,5 +1,4 @@
 import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
-import { describeValue } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
 import { checkObject, checkUuid, integerOption } from '../options/check-option.js'

@@ -1,4 +1,4 @@
-import { describeValue } from '@iddqueue/schema'
+
 import { assertName } from '../actor/names.js'
 import { integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'

@@ -4,6 +4,12 @@ import { isUuid } from '../message/uuid7.js'
 /** The largest PostgreSQL `integer`: priorities are stored as one. */
 export const INT4_MAX = 2_147_483_647
 
+/**
+ * @internal The longest delay a Node timer keeps (about 24.8 days): past it,
+ * `setTimeout` fires after 1 ms. Every option that arms a timer stays under it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647
+
 /** @internal Where a checked option belongs, for the error text: `for actor add`, `batch entry 3`. */
 export interface CheckOptions {
   readonly where?: string

@@ -1,6 +1,11 @@
-import { describeValue } from '@iddqueue/schema'
+
 import { assertName } from '../actor/names.js'
-import { integerOption, labelledRefusal, refuseOption } from '../options/check-option.js'
+import {
+  integerOption,
+  labelledRefusal,
+  MAX_TIMER_MS,
+  refuseOption,
+} from '../options/check-option.js'
 import { WORKER_DEFAULTS as D } from './worker-defaults.js'
 
 /**
@@ -77,6 +82,11 @@ function atLeast(name: string, value: unknown, fallback: number, min = 1): numbe
   return integerOption(name, value, fallback, { min, where: 'worker option' })
 }
 
+/** A worker option that arms a timer: at least `min` ms, at most what a Node timer keeps. */
+function duration(name: string, value: unknown, fallback: number, min: number): number {
+  return integerOption(name, value, fallback, { min, max: MAX_TIMER_MS, where: 'worker option' })
+}
+
 /** @internal */
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   if (options.queues !== undefined) {
@@ -94,13 +104,13 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     options.prefetch === 'auto' || options.prefetch === undefined
       ? 'auto'
       : atLeast('prefetch', options.prefetch, 0, 0)
-  const heartbeatIntervalMs = atLeast(
+  const heartbeatIntervalMs = duration(
     'heartbeatIntervalMs',
     options.heartbeatIntervalMs,
     D.heartbeatIntervalMs,
     10,
   )
-  const staleAfterMs = atLeast('staleAfterMs', options.staleAfterMs, D.staleAfterMs, 10)
+  const staleAfterMs = duration('staleAfterMs', options.staleAfterMs, D.staleAfterMs, 10)
   if (staleAfterMs < heartbeatIntervalMs * 2) {
     throw refuseOption(
       `Invalid worker options: staleAfterMs (${staleAfterMs}) must be at least twice heartbeatIntervalMs (${heartbeatIntervalMs})`,
@@ -114,13 +124,13 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const purgeIntervalMs =
     options.purgeIntervalMs === false
       ? false
-      : atLeast('purgeIntervalMs', options.purgeIntervalMs, D.purgeIntervalMs, 10)
+      : duration('purgeIntervalMs', options.purgeIntervalMs, D.purgeIntervalMs, 10)
   return {
     queues: options.queues ? [...new Set(options.queues)] : undefined,
     concurrency: atLeast('concurrency', options.concurrency, D.concurrency),
     prefetch,
-    pollIntervalMs: atLeast('pollIntervalMs', options.pollIntervalMs, D.pollIntervalMs, 10),
-    shutdownTimeoutMs: atLeast(
+    pollIntervalMs: duration('pollIntervalMs', options.pollIntervalMs, D.pollIntervalMs, 10),
+    shutdownTimeoutMs: duration(
       'shutdownTimeoutMs',
       options.shutdownTimeoutMs,
       D.shutdownTimeoutMs,
@@ -131,7 +141,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     purgeIntervalMs,
     retentionMs: atLeast('retentionMs', options.retentionMs, D.retentionMs),
     settleBatchSize: atLeast('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
-    queryTimeoutMs: atLeast('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
+    queryTimeoutMs: duration('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
     transactionalConcurrency:
       options.transactionalConcurrency === undefined
         ? undefined

@@ -114,6 +114,8 @@ export class CoordinatedGroup<M extends readonly Message[] = readonly Message[]>
       options.ttlMs === undefined
         ? this.#defaultTtlMs
         : checkDuration('group.run()', 'ttlMs', options.ttlMs)
+    // The members' delay is checked here too: a refusal must leave no group row.
+    if (options.delayMs !== undefined) checkDuration('group.run()', 'delayMs', options.delayMs, 0)
     // The transaction is checked before any SQL.
     const transaction =
       options.transaction === undefined ? undefined : toExecutor(options.transaction, 'transaction')

@@ -222,7 +222,7 @@ describe('worker options', () => {
     [
       'retentionMs',
       { retentionMs: 0 },
-      { option: 'retentionMs', value: 0, expected: 'an integer of at least 1' },
+      { option: 'retentionMs', value: 0, expected: 'an integer from 1 to 3155760000000' },
     ],
     [
       'queryTimeoutMs',
@@ -455,7 +455,41 @@ describe('operations options', () => {
     [
       'purge olderThanMs',
       (b) => b.purge({ olderThanMs: -1 }),
-      { option: 'olderThanMs', value: -1, expected: 'an integer of at least 0' },
+      { option: 'olderThanMs', value: -1, expected: 'an integer from 0 to 3155760000000' },
+    ],
+    [
+      // now() - 3e14 ms is before 4713 BC: PostgreSQL would fail with "timestamp out of range".
+      'purge olderThanMs past what a timestamp holds',
+      (b) => b.purge({ olderThanMs: 3e14 }),
+      { option: 'olderThanMs', value: 3e14, expected: 'an integer from 0 to 3155760000000' },
+    ],
+    [
+      // Refused before the first batch is deleted, not after it.
+      'purge onProgress',
+      (b) => b.purge({ onProgress: 5 as never }),
+      { option: 'onProgress', value: 5, expected: 'a function' },
+    ],
+    [
+      'purge options',
+      (b) => b.purge(null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+    [
+      // NaN waited for ever with pending messages.
+      'join timeoutMs',
+      (b) => b.join({ queues: ['q'], timeoutMs: Number.NaN }),
+      { option: 'timeoutMs', value: Number.NaN, expected: 'an integer from 0 to 2147483647' },
+    ],
+    [
+      'join intervalMs',
+      (b) => b.join({ queues: ['q'], intervalMs: 0 }),
+      { option: 'intervalMs', value: 0, expected: 'an integer from 1 to 2147483647' },
+    ],
+    [
+      // A string reached SQL as a malformed array.
+      'join queues',
+      (b) => b.join({ queues: 'q' as never }),
+      { option: 'queues', value: 'q', expected: 'an array of queue names' },
     ],
     [
       'purge batchSize',

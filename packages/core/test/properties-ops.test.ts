@@ -665,6 +665,8 @@ describe('maintenance operations refuse bad options before any SQL', () => {
 describe('worker options, under random values', () => {
   /** The longest delay a Node timer keeps: past it, setTimeout fires at once. */
   const TIMER_MAX = 2_147_483_647
+  /** The longest retention: 100 years. */
+  const RETENTION_MAX = 3_155_760_000_000
   const bounds = {
     queryTimeoutMs: 100,
     shutdownTimeoutMs: 0,
@@ -682,7 +684,8 @@ describe('worker options, under random values', () => {
           purgeIntervalMs: notIntegerIn(bounds.purgeIntervalMs, TIMER_MAX).filter(
             (v) => v !== false,
           ),
-          retentionMs: notIntegerIn(bounds.retentionMs),
+          // Retention stops at 100 years: older cut-offs are not timestamps PostgreSQL holds.
+          retentionMs: notIntegerIn(bounds.retentionMs, RETENTION_MAX),
         }),
         async ({ key, options }) => {
           await refused(() => offline.worker(options as never), InvalidOptionError, [key])
@@ -703,7 +706,7 @@ describe('worker options, under random values', () => {
               fc.constant(false as const),
               safeInt(bounds.purgeIntervalMs, TIMER_MAX),
             ),
-            retentionMs: safeInt(bounds.retentionMs),
+            retentionMs: safeInt(bounds.retentionMs, RETENTION_MAX),
           },
           { requiredKeys: [] },
         ),

@@ -1,5 +1,11 @@
 import { IddqueueError } from '@iddqueue/schema'
 import { assertName } from '../actor/names.js'
+import {
+  checkObject,
+  integerOption,
+  labelledRefusal,
+  MAX_TIMER_MS,
+} from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { isConnectionError, wrapError } from '../runtime/wrap-error.js'
 
@@ -30,10 +36,16 @@ export class JoinTimeoutError extends IddqueueError {}
 
 /** @internal */
 export async function join(core: BrokerContext, options: JoinOptions): Promise<void> {
+  checkObject('options', options, 'options for join()', false)
+  if (options.queues !== undefined && !Array.isArray(options.queues)) {
+    throw labelledRefusal('queues', options.queues, 'an array of queue names', 'queues for join()')
+  }
   const queues = options.queues ?? [...new Set([...core.actors.values()].map((a) => a.queue))]
   for (const queue of queues) assertName('queue', queue)
+  const where = { where: 'join()', max: MAX_TIMER_MS }
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs, 60_000, { min: 0, ...where })
+  const intervalMs = integerOption('intervalMs', options.intervalMs, 25, { min: 1, ...where })
   if (queues.length === 0) return
-  const timeoutMs = options.timeoutMs ?? 60_000
   const deadline = performance.now() + timeoutMs
   const compiled = (await core.queries())
     .selectFrom('messages')
@@ -41,7 +53,7 @@ export async function join(core: BrokerContext, options: JoinOptions): Promise<v
     .where('state', 'in', ['queued', 'consumed'])
     .where('queue', 'in', queues)
     .compile()
-  const pause = () => new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25))
+  const pause = () => new Promise((resolve) => setTimeout(resolve, intervalMs))
   for (;;) {
     let pending: number
     try {

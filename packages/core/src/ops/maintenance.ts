@@ -1,6 +1,10 @@
-
 import { assertName } from '../actor/names.js'
-import { integerOption } from '../options/check-option.js'
+import {
+  checkFunction,
+  checkObject,
+  integerOption,
+  MAX_RETENTION_MS,
+} from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from '../worker/worker-defaults.js'
@@ -70,8 +74,11 @@ export async function purge(
     readonly exclusive?: boolean
   } = {},
 ): Promise<PurgeResult> {
+  checkObject('options', options, 'options for purge()', false)
+  checkFunction('onProgress', options.onProgress, 'onProgress for purge()')
   const olderThanMs = integerOption('olderThanMs', options.olderThanMs, DEFAULT_RETENTION_MS, {
     min: 0,
+    max: MAX_RETENTION_MS,
   })
   // 0 has always meant the default; kept so. A negative or fractional size is refused.
   const batchSize =

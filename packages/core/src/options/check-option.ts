@@ -10,6 +10,12 @@ export const INT4_MAX = 2_147_483_647
  */
 export const MAX_TIMER_MS = 2_147_483_647
 
+/**
+ * @internal The longest retention (100 years): `now() - retention` must stay a
+ * timestamp PostgreSQL can store.
+ */
+export const MAX_RETENTION_MS = 3_155_760_000_000
+
 /** @internal Where a checked option belongs, for the error text: `for actor add`, `batch entry 3`. */
 export interface CheckOptions {
   readonly where?: string

@@ -1,8 +1,8 @@
-
 import { assertName } from '../actor/names.js'
 import {
   integerOption,
   labelledRefusal,
+  MAX_RETENTION_MS,
   MAX_TIMER_MS,
   refuseOption,
 } from '../options/check-option.js'
@@ -139,7 +139,11 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     heartbeatIntervalMs,
     staleAfterMs,
     purgeIntervalMs,
-    retentionMs: atLeast('retentionMs', options.retentionMs, D.retentionMs),
+    retentionMs: integerOption('retentionMs', options.retentionMs, D.retentionMs, {
+      min: 1,
+      max: MAX_RETENTION_MS,
+      where: 'worker option',
+    }),
     settleBatchSize: atLeast('settleBatchSize', options.settleBatchSize, D.settleBatchSize),
     queryTimeoutMs: duration('queryTimeoutMs', options.queryTimeoutMs, D.queryTimeoutMs, 100),
     transactionalConcurrency:

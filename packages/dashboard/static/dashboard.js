@@ -7,11 +7,17 @@
   const url = root.dataset.events
   if (!url || !('EventSource' in window)) return
   let source
+  // Never wipe a selection the user is making: no refresh starts while a box
+  // is ticked, and one already on its way when the first box is ticked is
+  // not swapped in.
+  const selecting = () => document.querySelector('input[name="ids"]:checked') !== null
   const refresh = () => {
-    // Never wipe a selection the user is making.
-    if (document.querySelector('input[name="ids"]:checked')) return
+    if (selecting()) return
     document.body.dispatchEvent(new CustomEvent('iddqueue:refresh'))
   }
+  document.body.addEventListener('htmx:beforeSwap', (event) => {
+    if (event.detail.target?.id === 'live' && selecting()) event.detail.shouldSwap = false
+  })
   const close = () => {
     source?.close()
     source = undefined

@@ -175,8 +175,17 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
 
     // Bulk-retry a selection in the failed view: two ticked, the others untouched.
     await page.goto(`${base}/failed?queue=${queue}`)
-    for (const m of [failed[1]!, failed[2]!])
-      await page.locator(`tr[data-id="${m.id}"] input[name="ids"]`).check()
+    const [firstBox, secondBox] = [failed[1]!, failed[2]!].map((m) =>
+      page.locator(`tr[data-id="${m.id}"] input[name="ids"]`),
+    )
+    await firstBox!.check()
+    // A live refresh on its way when a box is ticked is not swapped in: the tick stays.
+    await page.evaluate(`new Promise((resolve) => {
+      document.body.addEventListener('htmx:afterRequest', () => resolve(), { once: true })
+      document.body.dispatchEvent(new CustomEvent('iddqueue:refresh'))
+    })`)
+    expect(await firstBox!.isChecked()).toBe(true)
+    await secondBox!.check()
     await page.getByRole('button', { name: 'Retry selected' }).click()
     await page.locator('.notice').waitFor()
     expect(await page.locator('.notice').textContent()).toContain('Retry of 2 selected: 2 retried')

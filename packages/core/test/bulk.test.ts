@@ -159,6 +159,10 @@ describe('retryFailed by filter', () => {
       /Invalid state/,
     )
     await expect(broker.deleteMessages({ state: [] })).rejects.toThrow(/Invalid state/)
+    // Named exactly, even for values JSON.stringify throws on.
+    await expect(broker.deleteMessages({ state: ['done', 1n] as never })).rejects.toThrow(
+      "Invalid state [\"done\",1n]: expected 'done', 'rejected', 'cancelled' or a non-empty array of them",
+    )
   })
 })
 

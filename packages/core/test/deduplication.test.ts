@@ -390,11 +390,15 @@ describe('refused deduplication options', () => {
     [{ dedupKey: 'k', dedupTtlMs: 1e16 }, 'invalid dedupTtlMs 10000000000000000'],
     [
       { dedupKey: 'x'.repeat(513), dedupTtlMs: 1_000 },
-      `invalid dedupKey "${'x'.repeat(513)}": expected a non-empty string of at most 512 characters, without \\u0000 or unpaired surrogates`,
+      `invalid dedupKey "${'x'.repeat(256)}…": expected a non-empty string of at most 512 characters, without \\u0000 or unpaired surrogates`,
     ],
     [{ dedupKey: 'a\u0000b', dedupTtlMs: 1_000 }, 'invalid dedupKey "a\\u0000b"'],
     [{ dedupKey: 'a\ud800', dedupTtlMs: 1_000 }, 'invalid dedupKey "a\\ud800"'],
     [{ dedupKey: 42 as unknown as string, dedupTtlMs: 1_000 }, 'invalid dedupKey 42'],
+    // JSON.stringify throws on a bigint: the refusal must still be the typed error.
+    [{ dedupKey: 0n as unknown as string, dedupTtlMs: 1_000 }, 'invalid dedupKey 0n'],
+    [{ dedupKey: Object.create(null), dedupTtlMs: 1_000 }, 'invalid dedupKey an object'],
+    [{ dedupMode: 1n as never, dedupKey: 'k', dedupTtlMs: 1_000 }, 'invalid dedupMode 1n'],
   ])('refuses %o before any SQL', async (options, text) => {
     const queries: string[] = []
     const sql = postgres(db.url, {

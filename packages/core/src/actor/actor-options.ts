@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 
 import {
   checkFunction,
@@ -218,7 +219,7 @@ export function resolveActorOptions(
   }
   if (o.transactional !== undefined && typeof o.transactional !== 'boolean') {
     throw refuseOption(
-      `Invalid option transactional for actor ${actor}: expected a boolean, got ${String(o.transactional)}`,
+      `Invalid option transactional for actor ${actor}: expected a boolean, got ${describeValue(o.transactional)}`,
       { option: 'transactional', value: o.transactional, expected: 'a boolean' },
     )
   }

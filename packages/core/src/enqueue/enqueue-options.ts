@@ -186,7 +186,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
         'dedupMode',
         dedupMode,
         expected,
-        `invalid dedupMode ${JSON.stringify(dedupMode)}: expected ${expected}`,
+        `invalid dedupMode ${describeValue(dedupMode)}: expected ${expected}`,
       )
     }
     if (dedupKey === undefined) {
@@ -213,7 +213,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
         'dedupKey',
         dedupKey,
         expected,
-        `invalid dedupKey ${JSON.stringify(dedupKey)}: expected ${expected}`,
+        `invalid dedupKey ${describeValue(dedupKey)}: expected ${expected}`,
       )
     }
     // Past 2^53 ms (285,000 years) the expiry would overflow PostgreSQL's interval.

@@ -1,4 +1,4 @@
-import type { MessageState } from '@iddqueue/schema'
+import { describeValue, type MessageState } from '@iddqueue/schema'
 import { refuseOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
@@ -79,9 +79,12 @@ export async function deleteMessages(
     states.length === 0 ||
     !states.every((s) => TERMINAL.includes(s as TerminalState))
   ) {
-    // JSON shows an array's brackets, which the one shape's rendering would drop.
+    // An array keeps its brackets, which the one shape's rendering would drop.
+    const given = Array.isArray(options.state)
+      ? `[${options.state.map(describeValue).join(',')}]`
+      : describeValue(options.state)
     const expected = "'done', 'rejected', 'cancelled' or a non-empty array of them"
-    throw refuseOption(`Invalid state ${JSON.stringify(options.state)}: expected ${expected}`, {
+    throw refuseOption(`Invalid state ${given}: expected ${expected}`, {
       option: 'state',
       value: options.state,
       expected,

@@ -5,6 +5,7 @@ import {
   type ResultOptions,
   type ResultReader,
 } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import {
   ResultCancelled,
   ResultFailure,
@@ -25,11 +26,11 @@ function resultOptions(options: ResultOptions): { block: boolean; timeoutMs: num
   }
   const { block = true, timeoutMs = DEFAULT_TIMEOUT_MS } = options
   if (typeof block !== 'boolean') {
-    throw new InvalidOptionError(`Invalid block ${String(block)}: expected true or false`)
+    throw new InvalidOptionError(`Invalid block ${describeValue(block)}: expected true or false`)
   }
   if (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
     throw new InvalidOptionError(
-      `Invalid timeoutMs ${String(timeoutMs)}: expected an integer of 0 or more (milliseconds)`,
+      `Invalid timeoutMs ${describeValue(timeoutMs)}: expected an integer of 0 or more (milliseconds)`,
     )
   }
   return { block, timeoutMs }

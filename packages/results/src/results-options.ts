@@ -1,4 +1,5 @@
 import { type ActorDefinition, InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 
 /**
  * Options of {@link results}: defaults for every actor, and how waiting and
@@ -91,13 +92,13 @@ export function resolveResultsOptions(options: unknown): ResolvedResultsOptions 
   const o = options as ResultsOptions
   if (o.storeResults !== undefined && typeof o.storeResults !== 'boolean') {
     throw new InvalidOptionError(
-      `Invalid storeResults ${String(o.storeResults)} of results(): expected true or false`,
+      `Invalid storeResults ${describeValue(o.storeResults)} of results(): expected true or false`,
     )
   }
   for (const key of ['resultTtlMs', 'pollIntervalMs'] as const) {
     if (o[key] !== undefined && !positiveInteger(o[key])) {
       throw new InvalidOptionError(
-        `Invalid ${key} ${String(o[key])} of results(): expected an integer of at least 1`,
+        `Invalid ${key} ${describeValue(o[key])} of results(): expected an integer of at least 1`,
       )
     }
   }
@@ -107,7 +108,7 @@ export function resolveResultsOptions(options: unknown): ResolvedResultsOptions 
     !positiveInteger(o.purgeIntervalMs)
   ) {
     throw new InvalidOptionError(
-      `Invalid purgeIntervalMs ${String(o.purgeIntervalMs)} of results(): expected an integer of at least 1, or false`,
+      `Invalid purgeIntervalMs ${describeValue(o.purgeIntervalMs)} of results(): expected an integer of at least 1, or false`,
     )
   }
   return {
@@ -129,12 +130,12 @@ export function actorPolicy(
   const { storeResults, resultTtlMs } = actor.options as ResultsActorOptions
   if (storeResults !== undefined && typeof storeResults !== 'boolean') {
     throw new InvalidOptionError(
-      `Invalid option storeResults for actor ${actor.name}: expected true or false, got ${String(storeResults)}`,
+      `Invalid option storeResults for actor ${actor.name}: expected true or false, got ${describeValue(storeResults)}`,
     )
   }
   if (resultTtlMs !== undefined && !positiveInteger(resultTtlMs)) {
     throw new InvalidOptionError(
-      `Invalid option resultTtlMs for actor ${actor.name}: expected an integer of at least 1 (milliseconds), got ${String(resultTtlMs)}`,
+      `Invalid option resultTtlMs for actor ${actor.name}: expected an integer of at least 1 (milliseconds), got ${describeValue(resultTtlMs)}`,
     )
   }
   const store = storeResults ?? defaults.storeResults

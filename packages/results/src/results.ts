@@ -1,5 +1,5 @@
 import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } from '@iddqueue/core'
-import type { Executor, Namespace } from '@iddqueue/schema'
+import { describeValue, type Executor, type Namespace } from '@iddqueue/schema'
 import { type EncodedResult, encodeResult } from './encode-result.js'
 import { migrationSet } from './migrations.js'
 import { purgeExpired } from './purge-expired.js'
@@ -167,10 +167,15 @@ export function results(options?: ResultsOptions): ResultsPlugin {
       }
     },
     async purgeResults(purgeOptions = {}) {
+      if (typeof purgeOptions !== 'object' || purgeOptions === null) {
+        throw new InvalidOptionError(
+          `Invalid purgeResults() options ${describeValue(purgeOptions)}: expected an object`,
+        )
+      }
       const batchSize = purgeOptions.batchSize ?? PURGE_BATCH
       if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
         throw new InvalidOptionError(
-          `Invalid batchSize ${String(purgeOptions.batchSize)}: expected an integer of at least 1`,
+          `Invalid batchSize ${describeValue(purgeOptions.batchSize)}: expected an integer of at least 1`,
         )
       }
       return purgeExpired(await latch.wait('purge results'), batchSize, false)

@@ -31,7 +31,7 @@ describe('options', () => {
       )
     }
     expect(() => broker.actor('job', () => 1, { storeResults: 'yes' } as never)).toThrow(
-      'Invalid option storeResults for actor job: expected true or false, got yes',
+      'Invalid option storeResults for actor job: expected true or false, got "yes"',
     )
     // A refused actor is not declared: the name is still free.
     const job = broker.actor('job', () => 1, { storeResults: true, resultTtlMs: 60_000 })
@@ -113,5 +113,84 @@ describe('options', () => {
     expect(() => broker.actor('bad', () => 1, { storeResults: 'yes' })).toThrow(InvalidOptionError)
     const message = add.message(1, 2)
     expectTypeOf(message.result).returns.resolves.toEqualTypeOf<number>()
+  })
+})
+
+describe('refusals name any value', () => {
+  // String() throws on an object without a prototype and JSON.stringify on a
+  // bigint: the refusal must still be InvalidOptionError, naming the value.
+  const bare = Object.create(null)
+
+  /** The error `run` throws or rejects with. */
+  async function refusal(run: () => unknown): Promise<Error> {
+    try {
+      await run()
+    } catch (error) {
+      return error as Error
+    }
+    throw new Error('expected a refusal')
+  }
+
+  it.each([
+    [{ storeResults: 1n }, 'Invalid storeResults 1n of results(): expected true or false'],
+    [{ storeResults: bare }, 'Invalid storeResults an object of results(): expected true or false'],
+    [{ resultTtlMs: 5n }, 'Invalid resultTtlMs 5n of results(): expected an integer of at least 1'],
+    [
+      { pollIntervalMs: bare },
+      'Invalid pollIntervalMs an object of results(): expected an integer of at least 1',
+    ],
+    [
+      { purgeIntervalMs: Symbol('s') },
+      'Invalid purgeIntervalMs a symbol of results(): expected an integer of at least 1, or false',
+    ],
+  ])('results(%o)', async (options, text) => {
+    const error = await refusal(() => results(options as never))
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect(error.message).toBe(text)
+  })
+
+  it.each([
+    [
+      { storeResults: 0n },
+      'Invalid option storeResults for actor job: expected true or false, got 0n',
+    ],
+    [
+      { storeResults: true, resultTtlMs: bare },
+      'Invalid option resultTtlMs for actor job: expected an integer of at least 1 (milliseconds), got an object',
+    ],
+  ])('actor options %o', async (options, text) => {
+    const broker = db.broker({ plugins: [results()] })
+    const error = await refusal(() => broker.actor('job', () => 1, options as never))
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect(error.message).toBe(text)
+  })
+
+  it.each([
+    [{ block: 1n }, 'Invalid block 1n: expected true or false'],
+    [{ block: bare }, 'Invalid block an object: expected true or false'],
+    [{ timeoutMs: 10n }, 'Invalid timeoutMs 10n: expected an integer of 0 or more (milliseconds)'],
+    [
+      { timeoutMs: bare },
+      'Invalid timeoutMs an object: expected an integer of 0 or more (milliseconds)',
+    ],
+  ])('message.result(%o)', async (options, text) => {
+    const broker = db.broker({ plugins: [results()] })
+    const job = broker.actor('job', () => 1, { queue: uniqueQueue('any'), storeResults: true })
+    const error = await refusal(() => job.message().result(options as never))
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect(error.message).toBe(text)
+  })
+
+  it.each([
+    [{ batchSize: 2n }, 'Invalid batchSize 2n: expected an integer of at least 1'],
+    [{ batchSize: bare }, 'Invalid batchSize an object: expected an integer of at least 1'],
+    // It read null.batchSize: a TypeError.
+    [null, 'Invalid purgeResults() options null: expected an object'],
+  ])('purgeResults(%o)', async (options, text) => {
+    const plugin = results()
+    db.broker({ plugins: [plugin] })
+    const error = await refusal(() => plugin.purgeResults(options as never))
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect(error.message).toBe(text)
   })
 })

@@ -26,19 +26,16 @@ const hostileString = fc.oneof(
 )
 
 /**
- * Values of the wrong type. Objects without a prototype are left out: the
- * messages render the value with `String()`, which throws a TypeError on
- * them (see the session report).
+ * Values of the wrong type, including objects without a prototype (on which
+ * `String()` throws) and bigints (on which `JSON.stringify` throws).
  */
 const wrongType = fc.oneof(
   hostileString,
   fc.constant(null),
   fc.bigInt(),
   fc.constantFrom(Symbol('s'), () => 1, new Date(0), [], [1], {}),
-  fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.jsonValue(), {
-    maxKeys: 3,
-    noNullPrototype: true,
-  }),
+  fc.constant(null).map(() => Object.create(null)),
+  fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.jsonValue(), { maxKeys: 3 }),
 )
 
 const badNumber = fc.oneof(
@@ -275,4 +272,34 @@ describe('message.result() options, under random values', () => {
       { numRuns: 40 },
     )
   }, 60_000)
+})
+
+describe('purgeResults() options, under random values', () => {
+  it('refuses a bad batchSize or options that are not an object, deleting nothing', async () => {
+    const plugin = results({ purgeIntervalMs: false })
+    const broker = db.broker({ plugins: [plugin] })
+    await broker.ready()
+    const rows = await resultRowCount()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          notIntegerFrom(1).map((v) => ({ mention: 'batchSize', options: { batchSize: v } })),
+          fc
+            .oneof(hostileString, fc.integer(), fc.boolean(), fc.constant(null), fc.bigInt())
+            .map((v) => ({ mention: 'purgeResults()', options: v })),
+        ),
+        async ({ mention, options }) => {
+          let error: unknown
+          try {
+            await plugin.purgeResults(options as never)
+          } catch (caught) {
+            error = caught
+          }
+          expectRefused(error, mention)
+        },
+      ),
+      { numRuns: 100 },
+    )
+    expect(await resultRowCount()).toBe(rows)
+  })
 })

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { checkDuration, checkInteger, checkKey } from './check.js'
 import type { CoordinationLatch } from './coordination-setup.js'
 import { BarrierNotFound } from './errors.js'
@@ -51,8 +52,9 @@ export class Barrier {
 
   /** @internal Use `coordination().barrier()`. */
   constructor(latch: CoordinationLatch, key: string, options: BarrierOptions) {
-    this.#what = `barrier(${JSON.stringify(String(key).slice(0, 60))})`
+    // Checked before the label is built: a key that is not a string is refused, not rendered.
     this.key = checkKey('barrier', key)
+    this.#what = `barrier(${describeValue(this.key.slice(0, 60))})`
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError(`Invalid options for ${this.#what}: expected { parties, ttlMs }`)
     this.parties = checkInteger(this.#what, 'parties', options.parties)

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { checkDuration, checkInteger, checkKey } from './check.js'
 import type { CoordinationLatch, CoordinationSetup } from './coordination-setup.js'
 import { LimiterLease } from './lease.js'
@@ -31,8 +32,10 @@ export class BucketLimiter extends LimiterBase implements Limiter {
   readonly bucketMs: number
 
   constructor(latch: CoordinationLatch, key: string, options: BucketLimiterOptions) {
-    const what = `bucketLimiter(${JSON.stringify(String(key).slice(0, 60))})`
-    super(checkKey('bucketLimiter', key), latch, what, `bucket:${key}`)
+    // Checked before the label is built: a key that is not a string is refused, not rendered.
+    const checked = checkKey('bucketLimiter', key)
+    const what = `bucketLimiter(${describeValue(checked.slice(0, 60))})`
+    super(checked, latch, what, `bucket:${checked}`)
     if (typeof options !== 'object' || options === null) {
       throw new InvalidOptionError(`Invalid options for ${what}: expected { limit, bucketMs }`)
     }

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 
 /**
  * The longest limiter, barrier or limit key, in characters; a longer key is
@@ -12,8 +13,7 @@ export const MAX_KEY_LENGTH = 512
 /** @internal Refuses a key that is not a non-empty string of at most 512 characters. */
 export function checkKey(what: string, key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    const shown =
-      typeof key === 'string' ? `of ${key.length} characters` : `${typeof key} ${String(key)}`
+    const shown = typeof key === 'string' ? `of ${key.length} characters` : describeValue(key)
     throw new InvalidOptionError(
       `Invalid ${what} key ${shown}: expected a non-empty string of at most ${MAX_KEY_LENGTH} characters`,
     )
@@ -35,7 +35,7 @@ export function checkInteger(
 ): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new InvalidOptionError(
-      `Invalid ${name} ${String(value)} for ${what}: expected an integer from ${min} to ${max}`,
+      `Invalid ${name} ${describeValue(value)} for ${what}: expected an integer from ${min} to ${max}`,
     )
   }
   return value

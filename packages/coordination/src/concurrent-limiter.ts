@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { checkDuration, checkInteger, checkKey } from './check.js'
 import type { CoordinationLatch, CoordinationSetup } from './coordination-setup.js'
 import { LimiterLease } from './lease.js'
@@ -35,8 +36,10 @@ export class ConcurrentLimiter extends LimiterBase implements Limiter {
   readonly ttlMs: number
 
   constructor(latch: CoordinationLatch, key: string, options: ConcurrentLimiterOptions) {
-    const what = `concurrentLimiter(${JSON.stringify(String(key).slice(0, 60))})`
-    super(checkKey('concurrentLimiter', key), latch, what, `concurrent:${key}`)
+    // Checked before the label is built: a key that is not a string is refused, not rendered.
+    const checked = checkKey('concurrentLimiter', key)
+    const what = `concurrentLimiter(${describeValue(checked.slice(0, 60))})`
+    super(checked, latch, what, `concurrent:${checked}`)
     if (typeof options !== 'object' || options === null) {
       throw new InvalidOptionError(`Invalid options for ${what}: expected { limit, ttlMs }`)
     }

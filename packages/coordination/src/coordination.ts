@@ -1,4 +1,5 @@
 import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { Barrier, type BarrierOptions } from './barrier.js'
 import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
 import { checkDuration } from './check.js'
@@ -268,10 +269,15 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     setLimit: (target, values) => setLimit(latch, target, values),
     listLimits: () => listLimits(latch),
     async purge(purgeOptions = {}) {
+      if (typeof purgeOptions !== 'object' || purgeOptions === null) {
+        throw new InvalidOptionError(
+          `Invalid purge() options ${describeValue(purgeOptions)}: expected an object`,
+        )
+      }
       const batchSize = purgeOptions.batchSize ?? PURGE_BATCH
       if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
         throw new InvalidOptionError(
-          `Invalid batchSize ${String(purgeOptions.batchSize)}: expected an integer of at least 1`,
+          `Invalid batchSize ${describeValue(purgeOptions.batchSize)}: expected an integer of at least 1`,
         )
       }
       return purgeCoordination(await latch.wait('purge coordination rows'), batchSize)

@@ -1,5 +1,5 @@
 import { IddqueueError, InvalidOptionError } from '@iddqueue/core'
-import type { IddqueueErrorOptions } from '@iddqueue/schema'
+import { describeValue, type IddqueueErrorOptions } from '@iddqueue/schema'
 import { checkDuration, checkKey } from './check.js'
 
 /**
@@ -88,12 +88,11 @@ export class RateLimited extends IddqueueError {
 
   constructor(options: RateLimitedOptions) {
     const delayMs = rateLimitedDelay(options)
-    super(
-      `Rate limited for ${delayMs} ms${options.key === undefined ? '' : ` (key ${options.key})`}`,
-      options,
-    )
+    // Checked before the message is built: a key that is not a string is refused, not rendered.
+    const key = options.key === undefined ? undefined : checkKey('RateLimited', options.key)
+    super(`Rate limited for ${delayMs} ms${key === undefined ? '' : ` (key ${key})`}`, options)
     this.delayMs = delayMs
-    this.key = options.key === undefined ? undefined : checkKey('RateLimited', options.key)
+    this.key = key
   }
 }
 
@@ -107,7 +106,7 @@ function rateLimitedDelay(options: RateLimitedOptions): number {
   if (options.until !== undefined) {
     if (!(options.until instanceof Date) || Number.isNaN(options.until.getTime()))
       throw new InvalidOptionError(
-        `Invalid RateLimited until ${String(options.until)}: expected a valid Date`,
+        `Invalid RateLimited until ${describeValue(options.until)}: expected a valid Date`,
       )
     return Math.max(0, Math.ceil(options.until.getTime() - Date.now()))
   }

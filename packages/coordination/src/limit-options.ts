@@ -4,6 +4,7 @@ import {
   InvalidOptionError,
   type Message,
 } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { checkDuration, checkInteger, checkKey } from './check.js'
 
 /** The most places a rate limit may give per period (its window stores one start time per place). */
@@ -117,7 +118,7 @@ export function optionOf<T>(
 function checkRateValues(what: string, name: string, value: unknown) {
   if (typeof value !== 'object' || value === null)
     throw new InvalidOptionError(
-      `Invalid option ${name} for ${what}: expected { limit, periodMs }, got ${String(value)}`,
+      `Invalid option ${name} for ${what}: expected { limit, periodMs }, got ${describeValue(value)}`,
     )
   const { limit, periodMs } = value as Record<string, unknown>
   return {
@@ -141,7 +142,7 @@ export function checkLimitOptions(actor: ActorDefinition, declared?: DeclaredLim
   if (concurrency !== undefined) {
     if (typeof concurrency !== 'object' || concurrency === null)
       throw new InvalidOptionError(
-        `Invalid option concurrency for ${what}: expected { limit, key? }, got ${String(concurrency)}`,
+        `Invalid option concurrency for ${what}: expected { limit, key? }, got ${describeValue(concurrency)}`,
       )
     const { limit, key, ...rest } = concurrency as unknown as Record<string, unknown>
     checkInteger(what, 'concurrency.limit', limit)
@@ -185,7 +186,7 @@ export function checkDeclaredLimits(limits: unknown): DeclaredLimits {
   for (const entry of limits as unknown[]) {
     if (typeof entry !== 'object' || entry === null)
       throw new InvalidOptionError(
-        `Invalid coordination limit ${String(entry)}: expected { queue | actor, concurrency?, rate? }`,
+        `Invalid coordination limit ${describeValue(entry)}: expected { queue | actor, concurrency?, rate? }`,
       )
     const { queue, actor, concurrency, rate, ...rest } = entry as Record<string, unknown>
     if ((queue === undefined) === (actor === undefined))

@@ -1,4 +1,5 @@
 import { type ActorDefinition, InvalidOptionError, type MessageBuild } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { checkKey } from './check.js'
 import {
   type ConcurrencyOption,
@@ -23,7 +24,7 @@ function keyFor(
     key = fn(...build.args)
   } catch (error) {
     throw new InvalidOptionError(
-      `The ${kind} key function of ${what} threw: ${error instanceof Error ? error.message : String(error)}`,
+      `The ${kind} key function of ${what} threw: ${error instanceof Error ? error.message : describeValue(error)}`,
       { cause: error },
     )
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { checkDuration, checkInteger, checkKey } from './check.js'
 import type { CoordinationLatch, CoordinationSetup } from './coordination-setup.js'
 import { LimiterLease } from './lease.js'
@@ -31,8 +32,10 @@ export class WindowLimiter extends LimiterBase implements Limiter {
   readonly windowMs: number
 
   constructor(latch: CoordinationLatch, key: string, options: WindowLimiterOptions) {
-    const what = `windowLimiter(${JSON.stringify(String(key).slice(0, 60))})`
-    super(checkKey('windowLimiter', key), latch, what, `window:${key}`)
+    // Checked before the label is built: a key that is not a string is refused, not rendered.
+    const checked = checkKey('windowLimiter', key)
+    const what = `windowLimiter(${describeValue(checked.slice(0, 60))})`
+    super(checked, latch, what, `window:${checked}`)
     if (typeof options !== 'object' || options === null) {
       throw new InvalidOptionError(`Invalid options for ${what}: expected { limit, windowMs }`)
     }

@@ -1,0 +1,154 @@
+import { InvalidOptionError } from '@iddqueue/core'
+import { describe, expect, it } from 'vitest'
+import { coordination, RateLimited } from '../src/index.js'
+import { rejection, setupDatabase, uniqueQueue } from './helpers.js'
+
+const db = setupDatabase()
+
+async function ready() {
+  const coord = coordination({ purgeIntervalMs: false })
+  const broker = db.broker({ plugins: [coord] })
+  await broker.ready()
+  return { coord, broker }
+}
+
+/** The error `run` throws, or rejects with. */
+async function refusal(run: () => unknown): Promise<Error> {
+  return (await rejection((async () => run())())) as Error
+}
+
+/** Every row a refused call could have written, as text. */
+async function snapshot(): Promise<string> {
+  const [row] = await db.sql`select
+      (select count(*) from iddqueue.messages)::int as messages,
+      (select count(*) from iddqueue.coordination_limits)::int as limits,
+      (select count(*) from iddqueue.coordination_locks)::int as locks,
+      (select count(*) from iddqueue.coordination_slots)::int as slots,
+      (select count(*) from iddqueue.coordination_buckets)::int as buckets,
+      (select count(*) from iddqueue.coordination_hits)::int as hits,
+      (select count(*) from iddqueue.coordination_barriers)::int as barriers`
+  return JSON.stringify(row)
+}
+
+const KEY = 'expected a non-empty string of at most 512 characters'
+const INT4 = 'expected an integer from 1 to 2147483647'
+const DURATION = 'expected an integer from 1 to 9007199254740991'
+
+describe('refusals name any value', () => {
+  // String() throws on an object without a prototype and on a symbol in a
+  // template: the refusal must still be InvalidOptionError, naming the value.
+  const bare = Object.create(null)
+
+  it.each([
+    [
+      'a bigint key',
+      () => coordination().concurrentLimiter(1n as never, { limit: 1, ttlMs: 1_000 }),
+      `Invalid concurrentLimiter key 1n: ${KEY}`,
+    ],
+    [
+      'a key without a prototype',
+      () => coordination().bucketLimiter(bare, { limit: 1, bucketMs: 1_000 }),
+      `Invalid bucketLimiter key an object: ${KEY}`,
+    ],
+    [
+      'a symbol key',
+      () => coordination().windowLimiter(Symbol('k') as never, { limit: 1, windowMs: 1_000 }),
+      `Invalid windowLimiter key a symbol: ${KEY}`,
+    ],
+    [
+      'a barrier key without a prototype',
+      () => coordination().barrier(bare, { parties: 2, ttlMs: 1_000 }),
+      `Invalid barrier key an object: ${KEY}`,
+    ],
+    [
+      'a bigint limit',
+      () => coordination().concurrentLimiter('k', { limit: 1n as never, ttlMs: 1_000 }),
+      `Invalid limit 1n for concurrentLimiter("k"): ${INT4}`,
+    ],
+    [
+      'a bucketMs without a prototype',
+      () => coordination().bucketLimiter('k', { limit: 1, bucketMs: bare }),
+      `Invalid bucketMs an object for bucketLimiter("k"): ${DURATION}`,
+    ],
+    [
+      'a bigint groupTtlMs',
+      () => coordination({ groupTtlMs: 5n as never }),
+      `Invalid groupTtlMs 5n for coordination(): ${DURATION}`,
+    ],
+    [
+      'a bigint declared limit',
+      () => coordination({ limits: [1n as never] }),
+      'Invalid coordination limit 1n: expected { queue | actor, concurrency?, rate? }',
+    ],
+    [
+      'a bigint declared rate',
+      () => coordination({ limits: [{ queue: 'q', rate: 1n as never }] }),
+      'Invalid option rate for the queue limit q: expected { limit, periodMs }, got 1n',
+    ],
+    [
+      'a RateLimited key without a prototype',
+      () => new RateLimited({ untilMs: 1, key: bare }),
+      `Invalid RateLimited key an object: ${KEY}`,
+    ],
+    [
+      'a RateLimited until without a prototype',
+      () => new RateLimited({ until: bare }),
+      'Invalid RateLimited until an object: expected a valid Date',
+    ],
+  ])('%s', async (_label, run, text) => {
+    const error = await refusal(run)
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect(error.message).toBe(text)
+  })
+
+  it('names them in actor options, acquire(), setLimit() and purge(), writing nothing', async () => {
+    const { coord, broker } = await ready()
+    const queue = uniqueQueue('any')
+    const before = await snapshot()
+    const limiter = coord.concurrentLimiter('k', { limit: 1, ttlMs: 1_000 })
+    const odd = broker.actor('odd', (_n: number) => {}, {
+      queue,
+      concurrency: {
+        limit: 1,
+        key: () => {
+          throw bare
+        },
+      },
+    })
+    const cases: [() => unknown, string][] = [
+      [
+        () => broker.actor('bad', () => {}, { queue, concurrency: 1n as never }),
+        'Invalid option concurrency for actor bad: expected { limit, key? }, got 1n',
+      ],
+      [
+        () => broker.actor('bad', () => {}, { queue, rate: Symbol('r') as never }),
+        'Invalid option rate for actor bad: expected { limit, periodMs }, got a symbol',
+      ],
+      [
+        () => limiter.acquire({ waitMs: bare }),
+        'Invalid waitMs an object for concurrentLimiter("k").acquire(): expected an integer from 0 to 9007199254740991',
+      ],
+      [
+        () => coord.setLimit({ key: 'k' }, { concurrency: 2n as never }),
+        `Invalid concurrency 2n for the key limit k: ${INT4}`,
+      ],
+      [
+        () => coord.setLimit({ key: bare }, { concurrency: 1 }),
+        `Invalid limit key key an object: ${KEY}`,
+      ],
+      [() => odd.send(1), 'The concurrency key function of actor odd threw: an object'],
+      [
+        () => coord.purge({ batchSize: 1n as never }),
+        'Invalid batchSize 1n: expected an integer of at least 1',
+      ],
+      // It read null.batchSize: a TypeError.
+      [() => coord.purge(null as never), 'Invalid purge() options null: expected an object'],
+    ]
+    for (const [run, text] of cases) {
+      const error = await refusal(run)
+      expect(error, text).toBeInstanceOf(InvalidOptionError)
+      expect(error.message).toBe(text)
+    }
+    expect(await snapshot()).toBe(before)
+  })
+})

@@ -10,7 +10,10 @@ import { describeValue } from '@iddqueue/schema'
  */
 export const MAX_KEY_LENGTH = 512
 
-/** @internal Refuses a key that is not a non-empty string of at most 512 characters. */
+/**
+ * @internal Refuses a key that is not a non-empty string of at most 512
+ * characters, or that contains \u0000 or an unpaired surrogate.
+ */
 export function checkKey(what: string, key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
     const shown = typeof key === 'string' ? `of ${key.length} characters` : describeValue(key)
@@ -20,6 +23,12 @@ export function checkKey(what: string, key: unknown): string {
   }
   if (key.includes('\u0000'))
     throw new InvalidOptionError(`Invalid ${what} key: it contains \\u0000`)
+  // Sent as UTF-8, an unpaired surrogate becomes U+FFFD: 'a\ud800' and
+  // 'a\udc00' would be one key, and share one limit or barrier.
+  if (!key.isWellFormed())
+    throw new InvalidOptionError(
+      `Invalid ${what} key ${describeValue(key)}: it contains an unpaired surrogate`,
+    )
   return key
 }
 

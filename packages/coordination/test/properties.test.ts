@@ -59,14 +59,21 @@ const notIntegerIn = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     ...(max < Number.MAX_SAFE_INTEGER ? [safeInt(max + 1)] : []),
   )
 
-/** Keys no limiter takes: empty, too long, with NUL, not strings. */
+/** Keys no limiter takes: empty, too long, with NUL or an unpaired surrogate, not strings. */
 const badKey = fc.oneof(
-  fc.constantFrom('', 'k'.repeat(513), '\u0000', 'a\u0000b'),
+  fc.constantFrom('', 'k'.repeat(513), '\u0000', 'a\u0000b', '\ud800', 'a\udc00', '\ude00\ud83d'),
   fc.string({ minLength: 513, maxLength: 600 }),
+  // An ASCII string around one lone surrogate: nothing can pair with it.
+  fc
+    .tuple(fc.string({ maxLength: 40 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string())
+    .map(([before, unit, after]) => `${before}${String.fromCharCode(unit)}${after}`),
   wrongType.filter((v) => typeof v !== 'string'),
 )
 
-const validKey = fc.string({ minLength: 1, maxLength: 512 }).filter((k) => !k.includes('\u0000'))
+/** At most 256 code points, so at most 512 UTF-16 units; astral characters come as pairs. */
+const validKey = fc
+  .string({ unit: 'binary', minLength: 1, maxLength: 256 })
+  .filter((k) => !k.includes('\u0000'))
 
 function thrown(run: () => unknown): unknown {
   try {

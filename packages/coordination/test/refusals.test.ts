@@ -152,3 +152,98 @@ describe('refusals name any value', () => {
     expect(await snapshot()).toBe(before)
   })
 })
+
+describe('keys with an unpaired surrogate', () => {
+  // Sent as UTF-8, both become 'a\ufffd': they would share one limit.
+  const high = 'a\ud800'
+  const low = 'a\udc00'
+
+  it('are refused by every limiter and the barrier, before any SQL', async () => {
+    expect(Buffer.from(high)).toEqual(Buffer.from(low))
+    const { coord } = await ready()
+    const before = await snapshot()
+    for (const key of [high, low]) {
+      const shown = JSON.stringify(key)
+      const cases: [() => unknown, string][] = [
+        [() => coord.concurrentLimiter(key, { limit: 1, ttlMs: 60_000 }), 'concurrentLimiter'],
+        [() => coord.bucketLimiter(key, { limit: 1, bucketMs: 60_000 }), 'bucketLimiter'],
+        [() => coord.windowLimiter(key, { limit: 1, windowMs: 60_000 }), 'windowLimiter'],
+        [() => coord.barrier(key, { parties: 1, ttlMs: 60_000 }), 'barrier'],
+      ]
+      for (const [run, what] of cases) {
+        const error = await refusal(run)
+        expect(error, what).toBeInstanceOf(InvalidOptionError)
+        expect(error.message).toBe(
+          `Invalid ${what} key ${shown}: it contains an unpaired surrogate`,
+        )
+      }
+    }
+    expect(await snapshot()).toBe(before)
+    // A well-formed key with a surrogate pair is still taken.
+    const lease = await coord
+      .concurrentLimiter('a\ud83d\ude00', { limit: 1, ttlMs: 60_000 })
+      .acquire()
+    await lease.release()
+  })
+
+  it('are refused as limit targets, declared limits and RateLimited keys', async () => {
+    const { coord } = await ready()
+    const before = await snapshot()
+    for (const key of [high, low]) {
+      const shown = JSON.stringify(key)
+      const error = await refusal(() => coord.setLimit({ key }, { concurrency: 1 }))
+      expect(error).toBeInstanceOf(InvalidOptionError)
+      expect(error.message).toBe(
+        `Invalid limit key key ${shown}: it contains an unpaired surrogate`,
+      )
+      const thrown = await refusal(() => new RateLimited({ untilMs: 1, key }))
+      expect(thrown).toBeInstanceOf(InvalidOptionError)
+      expect(thrown.message).toBe(
+        `Invalid RateLimited key ${shown}: it contains an unpaired surrogate`,
+      )
+      const declared = await refusal(() =>
+        coordination({ limits: [{ actor: key, concurrency: 1 }] }),
+      )
+      expect(declared).toBeInstanceOf(InvalidOptionError)
+    }
+    expect(await snapshot()).toBe(before)
+  })
+
+  it('are refused as concurrencyKey, rateKey and from key functions, sending nothing', async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue('surrogate')
+    const byKey = broker.actor('by_key', (key: string) => key, {
+      queue,
+      concurrency: { key: (key: string) => key, limit: 1 },
+      rate: { key: (key: string) => `r:${key}`, limit: 1, periodMs: 60_000 },
+    })
+    const before = await snapshot()
+    for (const key of [high, low]) {
+      const shown = JSON.stringify(key)
+      const cases: [() => unknown, string][] = [
+        [
+          () => byKey.send(key),
+          `Invalid concurrency (from actor by_key) key ${shown}: it contains an unpaired surrogate`,
+        ],
+        [
+          () => byKey.sendWithOptions({ args: ['ok'], options: { concurrencyKey: key } }),
+          `Invalid concurrency key ${shown}: it contains an unpaired surrogate`,
+        ],
+        [
+          () => byKey.sendWithOptions({ args: ['ok'], options: { rateKey: key } }),
+          `Invalid rate key ${shown}: it contains an unpaired surrogate`,
+        ],
+        [
+          () => broker.enqueueMany([byKey.message('ok'), byKey.message(key)]),
+          `Invalid concurrency (from actor by_key) key ${shown}: it contains an unpaired surrogate`,
+        ],
+      ]
+      for (const [run, text] of cases) {
+        const error = await refusal(run)
+        expect(error, text).toBeInstanceOf(InvalidOptionError)
+        expect(error.message).toBe(text)
+      }
+    }
+    expect(await snapshot(), 'no message or limit row was written').toBe(before)
+  })
+})

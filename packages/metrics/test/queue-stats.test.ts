@@ -132,6 +132,30 @@ describe('queueStats', () => {
     )
   })
 
+  it('with lastHour: false skips the last minute and hour (both 0) and counts the rest the same', async () => {
+    const queue = uniqueQueue('nohour')
+    await insertRows(db.sql, queue, [
+      { state: 'queued', eta: '-1 minute', updated: '-1 minute' },
+      { state: 'done', updated: '-10 seconds', count: 4 },
+      { state: 'done', updated: '-30 minutes' },
+      { state: 'done', updated: '-2 hours' },
+      { state: 'rejected', count: 2 },
+    ])
+    for (const retained of ['exact', 'estimate'] as const) {
+      const [counted] = await queueStats(db.sql, { queue, retained })
+      const [skipped] = await queueStats(db.sql, { queue, retained, lastHour: false })
+      expect(counted).toMatchObject({ doneLastMinute: 4, doneLastHour: 5 })
+      const { oldestReadyMs: a, ...countedRest } = counted!
+      const { oldestReadyMs: b, ...skippedRest } = skipped!
+      expect(skippedRest).toEqual({ ...countedRest, doneLastMinute: 0, doneLastHour: 0 })
+      expect(skippedRest).toMatchObject({ queued: 1, ready: 1, done: 6, rejected: 2 })
+      for (const oldest of [a, b]) expect(oldest).toBeGreaterThanOrEqual(60_000)
+    }
+    await expect(queueStats(db.sql, { lastHour: 'no' as never })).rejects.toThrow(
+      'Invalid lastHour "no": expected true or false',
+    )
+  })
+
   it("with retained: 'estimate' over a table larger than the sample, estimates done and cancelled only", async () => {
     const queue = uniqueQueue('big')
     // About 12 MB: more blocks than the sample reads.

@@ -17,7 +17,8 @@ export const SAMPLE_BLOCKS = 500
  *   make it the oldest; consumed rows through `messages_consumed`;
  * - rejected rows from `messages_rejected (queue, id)`, exact;
  * - done in the last minute and hour from `messages_finished (updated_at)`,
- *   exact (its cost follows the throughput, not the retention);
+ *   exact (its cost follows the throughput, not the retention), or nothing
+ *   at all without `lastHour` (both read 0);
  * - done and cancelled totals from a block sample of at most
  *   {@link SAMPLE_BLOCKS} blocks (`TABLESAMPLE SYSTEM`, a fixed seed so the
  *   figure does not jitter between reads), scaled by the sampled fraction;
@@ -27,7 +28,7 @@ export const SAMPLE_BLOCKS = 500
  *
  * With `oneQueue`, `$1` is the queue and every part reads that queue only.
  */
-export function sampledStatsSql(ns: Namespace, oneQueue: boolean): string {
+export function sampledStatsSql(ns: Namespace, oneQueue: boolean, lastHour = true): string {
   const messages = ns.table('messages')
   const queue = oneQueue ? 'queue = $1::text' : 'true'
   return `with sample as (
@@ -69,7 +70,7 @@ export function sampledStatsSql(ns: Namespace, oneQueue: boolean): string {
          count(*) filter (where updated_at > now() - interval '1 minute') as done_minute,
          count(*) as done_hour
     from ${messages}
-   where state = 'done' and updated_at > now() - interval '1 hour' and ${queue}
+   where ${lastHour ? '' : 'false and '}state = 'done' and updated_at > now() - interval '1 hour' and ${queue}
    group by queue
 ), sampled_rows as (
   select queue, state, (ctid::text::point)[0] as block

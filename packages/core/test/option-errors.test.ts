@@ -72,6 +72,8 @@ const ID = '0193a5f0-0000-7000-8000-000000000000'
 const ACTOR_KEYS =
   'one of queue, priority, maxRetries, minBackoffMs, maxBackoffMs, retryWhen, throws, onRetryExhausted, timeLimitMs, maxAgeMs, onSuccess, onFailure, notifyShutdown, transactional'
 const RETRY_KEYS = 'one of queue, actor, failedBefore, errorType, dryRun, batchSize, onProgress'
+/** Passes `instanceof Date` but holds no time. */
+const NOT_A_DATE = Object.create(Date.prototype) as Date
 
 interface Fields {
   readonly option: string
@@ -503,6 +505,33 @@ describe('operations options', () => {
     ],
   ])('%s', async (_name, run, fields) => {
     expect(await refusal(() => run(broker))).toStrictEqual(fields)
+  })
+
+  it('name any value without running its code or printing it whole', async () => {
+    const text = async (run: () => unknown): Promise<string> => {
+      try {
+        await run()
+      } catch (error) {
+        expect(InvalidOptionError.isInstance(error), String(error)).toBe(true)
+        return (error as Error).message
+      }
+      throw new Error('not refused')
+    }
+    // String() showed an array's items as if they were the value...
+    expect(await text(() => broker.retryFailed({ batchSize: [5] as never }))).toBe(
+      'Invalid batchSize an array: expected an integer from 1 to 10000',
+    )
+    // ...a function's source...
+    expect(await text(() => broker.listFailed({ limit: (() => 'secret') as never }))).toBe(
+      'Invalid limit a function: expected an integer from 1 to 1000',
+    )
+    // ...and a long string whole.
+    expect(await text(() => broker.listFailed({ after: 'x'.repeat(300) }))).toBe(
+      `Invalid after "${'x'.repeat(256)}…" (cursor): expected a UUID`,
+    )
+    expect(await text(() => broker.retryFailed({ batchSize: NOT_A_DATE as never }))).toBe(
+      'Invalid batchSize an object: expected an integer from 1 to 10000',
+    )
   })
 })
 

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '@iddqueue/schema'
+import { describeValue, InvalidOptionError } from '@iddqueue/schema'
 import { isUuid } from '../message/uuid7.js'
 
 /** The largest PostgreSQL `integer`: priorities are stored as one. */
@@ -27,13 +27,17 @@ export interface IntegerBounds extends CheckOptions {
   readonly max?: number
 }
 
+/**
+ * The value as a refusal names it ({@link describeValue}). That throws on an
+ * object that passes `instanceof Date` without being one (it reads the time
+ * with `getTime`, which refuses it); the refusal must stay an
+ * `InvalidOptionError` then too.
+ */
 function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'bigint') return `${value}n`
   try {
-    return String(value)
+    return describeValue(value)
   } catch {
-    return Object.prototype.toString.call(value)
+    return 'an object'
   }
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { type ActorContext, InvalidIdentifierError, InvalidOptionError } from '../src/index.js'
+import {
+  type ActorContext,
+  createBroker,
+  InvalidIdentifierError,
+  InvalidOptionError,
+} from '../src/index.js'
 import { setupDatabase, states, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
@@ -163,6 +168,51 @@ describe('retryFailed by filter', () => {
     await expect(broker.deleteMessages({ state: ['done', 1n] as never })).rejects.toThrow(
       "Invalid state [\"done\",1n]: expected 'done', 'rejected', 'cancelled' or a non-empty array of them",
     )
+  })
+})
+
+describe("refusals inside a caller's transaction", () => {
+  it('refuse out-of-range times and unstorable text before any SQL, leaving the transaction usable', async () => {
+    const queue = uniqueQueue('bulk_tx')
+    await seedRejected(queue, 'a', 3)
+    // Each of these reached PostgreSQL, whose error aborted the caller's transaction.
+    const bad: [string, (b: ReturnType<typeof createBroker>) => Promise<unknown>][] = [
+      ['failedBefore', (b) => b.retryFailed({ queue, failedBefore: new Date(8.64e15) })],
+      ['failedBefore', (b) => b.retryFailed({ queue, failedBefore: -8.64e15 })],
+      [
+        'failedBefore',
+        (b) => b.retryFailed({ queue, failedBefore: new Date('0000-06-01T00:00:00Z') }),
+      ],
+      ['errorType', (b) => b.retryFailed({ queue, errorType: 'Type\u0000Error' })],
+      ['finishedBefore', (b) => b.deleteMessages({ queue, finishedBefore: 8.64e15 })],
+    ]
+    await db.sql.begin(async (tx) => {
+      const inside = createBroker({ sql: tx })
+      try {
+        for (const [option, call] of bad) {
+          const error = await call(inside).then(
+            () => undefined,
+            (caught: unknown) => caught,
+          )
+          expect(InvalidOptionError.isInstance(error), `${option}: ${String(error)}`).toBe(true)
+          expect((error as InvalidOptionError).option).toBe(option)
+        }
+        // The transaction still works, and so do valid filters at the edges of the range.
+        expect(
+          await inside.retryFailed({
+            queue,
+            failedBefore: new Date('9999-12-31T23:59:59.999Z'),
+            dryRun: true,
+          }),
+        ).toEqual({ retried: 3, dryRun: true })
+        expect(
+          await inside.deleteMessages({ queue, finishedBefore: new Date('0001-01-01T00:00:00Z') }),
+        ).toEqual({ deleted: 0, dryRun: false })
+      } finally {
+        await inside.close()
+      }
+    })
+    expect(await states(db.sql, { queue })).toEqual({ rejected: 3 })
   })
 })
 

@@ -74,6 +74,13 @@ const ACTOR_KEYS =
 const RETRY_KEYS = 'one of queue, actor, failedBefore, errorType, dryRun, batchSize, onProgress'
 /** Passes `instanceof Date` but holds no time. */
 const NOT_A_DATE = Object.create(Date.prototype) as Date
+const TIME =
+  'a valid Date or epoch milliseconds from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z'
+const ERROR_TYPE =
+  'a non-empty string of at most 200 characters, without \\u0000 or unpaired surrogates'
+/** Year 0 (1 BC) and year 10000: JavaScript holds them, PostgreSQL's ISO input does not. */
+const YEAR_0 = new Date('0000-12-31T23:59:59.999Z')
+const YEAR_10000 = Date.parse('+010000-01-01T00:00:00.000Z')
 
 interface Fields {
   readonly option: string
@@ -365,14 +372,78 @@ describe('operations options', () => {
       { option: 'onProgress', value: 5, expected: 'a function' },
     ],
     [
-      'retryFailed errorType',
-      (b) => b.retryFailed({ errorType: '' }),
-      { option: 'errorType', value: '', expected: 'a non-empty string of at most 200 characters' },
-    ],
-    [
       'retryFailed failedBefore',
       (b) => b.retryFailed({ failedBefore: Number.NaN }),
-      { option: 'failedBefore', value: Number.NaN, expected: 'a valid Date or epoch milliseconds' },
+      { option: 'failedBefore', value: Number.NaN, expected: TIME },
+    ],
+    [
+      // The earliest Date: PostgreSQL refused its ISO text ('-271821-04-20T...') in the statement.
+      'retryFailed failedBefore before year 1',
+      (b) => b.retryFailed({ failedBefore: new Date(-8.64e15) }),
+      { option: 'failedBefore', value: new Date(-8.64e15), expected: TIME },
+    ],
+    [
+      'retryFailed failedBefore in year 0',
+      (b) => b.retryFailed({ failedBefore: YEAR_0 }),
+      { option: 'failedBefore', value: YEAR_0, expected: TIME },
+    ],
+    [
+      'retryFailed failedBefore in year 10000 (epoch ms)',
+      (b) => b.retryFailed({ failedBefore: YEAR_10000 }),
+      { option: 'failedBefore', value: YEAR_10000, expected: TIME },
+    ],
+    [
+      'retryFailed failedBefore at the latest Date',
+      (b) => b.retryFailed({ failedBefore: new Date(8.64e15) }),
+      { option: 'failedBefore', value: new Date(8.64e15), expected: TIME },
+    ],
+    [
+      // Date.prototype.getTime throws on it: the refusal itself threw a TypeError.
+      'retryFailed failedBefore an object that only inherits from Date',
+      (b) => b.retryFailed({ failedBefore: NOT_A_DATE }),
+      { option: 'failedBefore', value: NOT_A_DATE, expected: TIME },
+    ],
+    [
+      'retryFailed errorType empty',
+      (b) => b.retryFailed({ errorType: '' }),
+      { option: 'errorType', value: '', expected: ERROR_TYPE },
+    ],
+    [
+      // PostgreSQL refuses \u0000 in text: the statement failed, aborting a caller's transaction.
+      'retryFailed errorType with \\u0000',
+      (b) => b.retryFailed({ errorType: 'Type\u0000Error' }),
+      { option: 'errorType', value: 'Type\u0000Error', expected: ERROR_TYPE },
+    ],
+    [
+      // Sent as UTF-8 it became U+FFFD and matched other types.
+      'retryFailed errorType with an unpaired surrogate',
+      (b) => b.retryFailed({ errorType: 'Type\ud800Error' }),
+      { option: 'errorType', value: 'Type\ud800Error', expected: ERROR_TYPE },
+    ],
+    [
+      'retryFailed errorType too long',
+      (b) => b.retryFailed({ errorType: 'E'.repeat(201) }),
+      { option: 'errorType', value: 'E'.repeat(201), expected: ERROR_TYPE },
+    ],
+    [
+      'deleteMessages finishedBefore at the latest Date',
+      (b) => b.deleteMessages({ finishedBefore: new Date(8.64e15) }),
+      { option: 'finishedBefore', value: new Date(8.64e15), expected: TIME },
+    ],
+    [
+      'deleteMessages finishedBefore before year 1 (epoch ms)',
+      (b) => b.deleteMessages({ finishedBefore: -8.64e15 }),
+      { option: 'finishedBefore', value: -8.64e15, expected: TIME },
+    ],
+    [
+      'deleteMessages finishedBefore in year 0',
+      (b) => b.deleteMessages({ finishedBefore: YEAR_0 }),
+      { option: 'finishedBefore', value: YEAR_0, expected: TIME },
+    ],
+    [
+      'deleteMessages finishedBefore not a time',
+      (b) => b.deleteMessages({ finishedBefore: '2030-01-01' as never }),
+      { option: 'finishedBefore', value: '2030-01-01', expected: TIME },
     ],
     [
       'retryFailed id',

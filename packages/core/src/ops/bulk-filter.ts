@@ -5,7 +5,6 @@ import {
   checkObject,
   flagOption,
   integerOption,
-  invalidOption,
 } from '../options/check-option.js'
 
 /**
@@ -60,16 +59,6 @@ export function assertFilter(what: string, filter: unknown, known: readonly stri
   const { dryRun, onProgress } = filter as BulkOptions<unknown>
   flagOption('dryRun', dryRun)
   checkFunction('onProgress', onProgress)
-}
-
-/** @internal A time option (a Date or epoch ms) as ISO text for a timestamptz parameter. */
-export function timeOption(name: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined
-  const ms = value instanceof Date ? value.getTime() : value
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8_640_000_000_000_000) {
-    throw invalidOption(name, value, 'a valid Date or epoch milliseconds')
-  }
-  return new Date(ms).toISOString()
 }
 
 /**

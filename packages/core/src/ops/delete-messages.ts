@@ -1,14 +1,8 @@
 import { describeValue, type MessageState } from '@iddqueue/schema'
-import { refuseOption } from '../options/check-option.js'
+import { refuseOption, timeOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
-import {
-  assertFilter,
-  type BulkOptions,
-  bulkBatchSize,
-  Conditions,
-  timeOption,
-} from './bulk-filter.js'
+import { assertFilter, type BulkOptions, bulkBatchSize, Conditions } from './bulk-filter.js'
 
 /**
  * A state a message never leaves (but for an explicit retry of a rejected one).
@@ -37,7 +31,7 @@ export interface DeleteMessagesOptions extends BulkOptions<DeleteMessagesResult>
   readonly actor?: string
   /** One terminal state, or several. Default: done, rejected and cancelled. */
   readonly state?: TerminalState | readonly TerminalState[]
-  /** Only messages that finished before this time (a Date or epoch ms). */
+  /** Only messages that finished before this time: a Date or epoch ms, in years 1 to 9999 (UTC). */
   readonly finishedBefore?: Date | number
 }
 

@@ -1,13 +1,7 @@
-import { checkText } from '../options/check-option.js'
+import { checkText, timeOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
-import {
-  assertFilter,
-  type BulkOptions,
-  bulkBatchSize,
-  Conditions,
-  timeOption,
-} from './bulk-filter.js'
+import { assertFilter, type BulkOptions, bulkBatchSize, Conditions } from './bulk-filter.js'
 
 /**
  * Which rejected messages `broker.retryFailed({...})` puts back in their
@@ -24,9 +18,12 @@ import {
 export interface RetryManyOptions extends BulkOptions<RetryManyResult> {
   readonly queue?: string
   readonly actor?: string
-  /** Only messages rejected before this time (a Date or epoch ms). */
+  /** Only messages rejected before this time: a Date or epoch ms, in years 1 to 9999 (UTC). */
   readonly failedBefore?: Date | number
-  /** Only messages whose last failure has this error type (its class name, such as `TypeError`). */
+  /**
+   * Only messages whose last failure has this error type (its class name,
+   * such as `TypeError`): 1 to 200 characters, without `\u0000` or unpaired surrogates.
+   */
   readonly errorType?: string
 }
 

@@ -142,11 +142,69 @@ export function checkUuid(
   if (!isUuid(value)) throw invalidOption(option, value, 'a UUID', check.where)
 }
 
-/** @internal Refuses a value that is neither undefined nor a non-empty string of at most `maxLength`. */
+/**
+ * @internal Refuses a value that is neither undefined nor a non-empty string
+ * of at most `maxLength` that PostgreSQL stores as given: `\u0000` fails the
+ * statement (aborting a caller's transaction), and an unpaired surrogate is
+ * sent as U+FFFD, which matches other text.
+ */
 export function checkText(option: string, value: unknown, maxLength: number): void {
   if (value === undefined) return
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
-    throw invalidOption(option, value, `a non-empty string of at most ${maxLength} characters`)
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > maxLength ||
+    value.includes('\u0000') ||
+    !value.isWellFormed()
+  ) {
+    throw invalidOption(
+      option,
+      value,
+      `a non-empty string of at most ${maxLength} characters, without \\u0000 or unpaired surrogates`,
+    )
+  }
+}
+
+/** The earliest time option: 0001-01-01T00:00:00.000Z. */
+const MIN_TIME_MS = -62_135_596_800_000
+
+/** The latest time option: 9999-12-31T23:59:59.999Z. */
+const MAX_TIME_MS = 253_402_300_799_999
+
+/**
+ * @internal A time option (a Date or epoch ms) as ISO text for a timestamptz
+ * parameter; undefined when absent. Years 1 to 9999 only: outside them
+ * `toISOString()` writes `+010000-…`, `-000001-…` or year `0000`, which
+ * PostgreSQL refuses in the statement, aborting a caller's transaction.
+ */
+export function timeOption(option: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  const ms = value instanceof Date ? dateTime(value) : value
+  if (typeof ms !== 'number' || !(ms >= MIN_TIME_MS && ms <= MAX_TIME_MS)) {
+    const expected = `a valid Date or epoch milliseconds from ${new Date(MIN_TIME_MS).toISOString()} to ${new Date(MAX_TIME_MS).toISOString()}`
+    // A valid Date is shown as its time, which says more than "a Date".
+    const shown =
+      value instanceof Date && typeof ms === 'number' && Number.isFinite(ms)
+        ? new Date(ms).toISOString()
+        : show(value)
+    throw refuseOption(`Invalid ${option} ${shown}: expected ${expected}`, {
+      option,
+      value,
+      expected,
+    })
+  }
+  return new Date(ms).toISOString()
+}
+
+/**
+ * A Date's time, read with Date's own method: a subclass may override
+ * `getTime`, and an object that only inherits from Date.prototype makes it throw.
+ */
+function dateTime(value: Date): number {
+  try {
+    return Date.prototype.getTime.call(value)
+  } catch {
+    return Number.NaN
   }
 }
 

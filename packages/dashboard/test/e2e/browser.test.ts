@@ -53,10 +53,13 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
   let page: Page
   let userDataDir: string
   const consoleErrors: string[] = []
-  const queue = uniqueQueue('e2e')
+  let queue = ''
 
   async function open() {
     mkdirSync(ARTIFACTS, { recursive: true })
+    // A fresh queue (and schedule name) per attempt: a retry starts from nothing.
+    queue = uniqueQueue('e2e')
+    consoleErrors.length = 0
     broker = db.broker({ plugins: [attemptHistory(), scheduler()] })
     dashboard = createDashboard({ broker, basePath: '/dash', readOnly: false, pollIntervalMs: 300 })
     server = createServer(toNodeHandler(dashboard))
@@ -96,7 +99,14 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     return row?.state as string
   }
 
-  it('loads each view, runs the actions, updates live and reads without JavaScript', async () => {
+  // One retry in CI, as Playwright's own default configuration does: a
+  // browser on a loaded 2-core machine beside eight test suites has failed
+  // there once without a reproducible cause. vitest reports the retry, and a
+  // real defect fails both attempts.
+  it('loads each view, runs the actions, updates live and reads without JavaScript', {
+    timeout: 240_000,
+    retry: ci ? 1 : 0,
+  }, async () => {
     await open()
     try {
       await scenario()
@@ -104,7 +114,7 @@ describe.skipIf(!present)('the dashboard in headless Chromium', () => {
     } finally {
       await close()
     }
-  }, 240_000)
+  })
 
   async function scenario() {
     const failing = broker.actor(

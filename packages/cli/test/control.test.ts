@@ -63,6 +63,11 @@ describe('iddqueue pause, resume and queue-status', () => {
         ['pause', 'q', '--timeout-ms=-1'],
         'iddqueue pause: invalid --timeout-ms "-1": expected a whole number',
       ],
+      [
+        // Past the longest Node timer: the pause was stored, then the wait fired at once.
+        ['pause', 'q', '--timeout-ms', '2147483648'],
+        'iddqueue pause: Invalid timeoutMs 2147483648 (pause()): expected an integer from 0 to 2147483647',
+      ],
       [['resume'], 'iddqueue resume: missing QUEUE'],
       [['queue-status', 'a b'], 'iddqueue queue-status: Invalid queue name "a b"'],
       [['queue-status', 'a', 'b'], 'iddqueue queue-status: unexpected argument "b"'],

@@ -64,6 +64,15 @@ describe('iddqueue purge', () => {
 })
 
 describe('iddqueue recover', () => {
+  it('refuses a staleness past 100 years with exit 2', async () => {
+    // now() minus 2^53 ms is no timestamp: PostgreSQL failed the statement (exit 1).
+    const run = await db.cli('recover', '--stale-after-ms', '9007199254740991')
+    expect(run).toMatchObject({ code: 2, stdout: '' })
+    expect(run.stderr).toContain(
+      'iddqueue recover: Invalid staleAfterMs 9007199254740991: expected an integer from 0 to 3155760000000',
+    )
+  })
+
   it('requeues the messages of a dead worker, keeping their retry budget', async () => {
     const broker = db.broker()
     const queue = uniqueQueue('recover')

@@ -185,6 +185,7 @@ describe("refusals inside a caller's transaction", () => {
       ],
       ['errorType', (b) => b.retryFailed({ queue, errorType: 'Type\u0000Error' })],
       ['finishedBefore', (b) => b.deleteMessages({ queue, finishedBefore: 8.64e15 })],
+      ['staleAfterMs', (b) => b.recover({ staleAfterMs: Number.MAX_SAFE_INTEGER })],
     ]
     await db.sql.begin(async (tx) => {
       const inside = createBroker({ sql: tx })

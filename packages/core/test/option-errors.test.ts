@@ -526,6 +526,17 @@ describe('operations options', () => {
       { option: 'message id', value: 'x', expected: 'a UUID' },
     ],
     [
+      // A payload flag that is not a boolean was read as false.
+      'showFailed payload',
+      (b) => b.showFailed(ID, { payload: 'yes' as never }),
+      { option: 'payload', value: 'yes', expected: 'true or false' },
+    ],
+    [
+      'showFailed options',
+      (b) => b.showFailed(ID, 5 as never),
+      { option: 'options', value: 5, expected: 'an object' },
+    ],
+    [
       'purge olderThanMs',
       (b) => b.purge({ olderThanMs: -1 }),
       { option: 'olderThanMs', value: -1, expected: 'an integer from 0 to 3155760000000' },
@@ -572,7 +583,50 @@ describe('operations options', () => {
     [
       'recover staleAfterMs',
       (b) => b.recover({ staleAfterMs: 1.5 }),
-      { option: 'staleAfterMs', value: 1.5, expected: 'an integer of at least 0' },
+      { option: 'staleAfterMs', value: 1.5, expected: 'an integer from 0 to 3155760000000' },
+    ],
+    [
+      // now() - 2^53 ms is before 4713 BC: PostgreSQL failed with "timestamp out of range".
+      'recover staleAfterMs past what a timestamp holds',
+      (b) => b.recover({ staleAfterMs: Number.MAX_SAFE_INTEGER }),
+      {
+        option: 'staleAfterMs',
+        value: Number.MAX_SAFE_INTEGER,
+        expected: 'an integer from 0 to 3155760000000',
+      },
+    ],
+    [
+      // A null options bag threw a TypeError from reading its fields.
+      'recover options',
+      (b) => b.recover(null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+    [
+      'flush options',
+      (b) => b.flush(null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+    [
+      // The pause was stored first; a bad timeout was then ignored or fired at once.
+      'pause timeoutMs',
+      (b) => b.pause('q', { timeoutMs: Number.NaN }),
+      { option: 'timeoutMs', value: Number.NaN, expected: 'an integer from 0 to 2147483647' },
+    ],
+    [
+      'pause options',
+      (b) => b.pause('q', null as never),
+      { option: 'options', value: null, expected: 'an object' },
+    ],
+    [
+      // The cancellation was stored first; a bad timeout was then ignored.
+      'cancel timeoutMs',
+      (b) => b.cancel(ID, { timeoutMs: -1 }),
+      { option: 'timeoutMs', value: -1, expected: 'an integer from 0 to 2147483647' },
+    ],
+    [
+      'cancel options',
+      (b) => b.cancel(ID, 'fast' as never),
+      { option: 'options', value: 'fast', expected: 'an object' },
     ],
   ])('%s', async (_name, run, fields) => {
     expect(await refusal(() => run(broker))).toStrictEqual(fields)

@@ -1,5 +1,5 @@
 import type { MessageState } from '@iddqueue/schema'
-import { checkUuid } from '../options/check-option.js'
+import { checkObject, checkUuid, integerOption, MAX_TIMER_MS } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { formatControl, onControl } from './control.js'
@@ -38,7 +38,10 @@ export interface CancellationStatus {
  * await broker.cancel(message.id, { timeoutMs: 5_000 })
  */
 export interface CancelOptions {
-  /** How long to wait for the owning worker's answer about a claimed message. Default 2,000 ms. */
+  /**
+   * How long to wait for the owning worker's answer about a claimed message:
+   * 0 to 2^31 - 1 ms. Default 2,000 ms.
+   */
   readonly timeoutMs?: number | undefined
 }
 
@@ -49,6 +52,13 @@ export async function cancel(
   options: CancelOptions = {},
 ): Promise<CancelResult> {
   checkUuid('message id', id)
+  // Checked before the cancellation is stored: a refusal must change nothing.
+  checkObject('options', options, 'options for cancel()', false)
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs, 2_000, {
+    min: 0,
+    max: MAX_TIMER_MS,
+    where: 'cancel()',
+  })
   const messages = core.ns.table('messages')
   let answer: ((running: boolean) => void) | undefined
   // Listen before the request commits: the owning worker answers at once.
@@ -82,10 +92,7 @@ select t.state as previous, coalesce((select state from changed), t.state) as st
     }
     // Claimed by a worker: only it knows whether the handler started.
     const running = await new Promise<boolean | undefined>((resolve) => {
-      const timer = setTimeout(
-        () => resolve(undefined),
-        core.listener.available ? (options.timeoutMs ?? 2_000) : 0,
-      )
+      const timer = setTimeout(() => resolve(undefined), core.listener.available ? timeoutMs : 0)
       answer = (value) => {
         clearTimeout(timer)
         resolve(value)

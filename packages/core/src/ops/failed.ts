@@ -1,7 +1,7 @@
 import type { FailureRecord, IddqueueDatabase } from '@iddqueue/schema'
 import type { ExpressionBuilder } from 'kysely'
 import { assertName } from '../actor/names.js'
-import { checkObject, checkUuid, integerOption } from '../options/check-option.js'
+import { checkObject, checkUuid, flagOption, integerOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 
@@ -205,7 +205,8 @@ export async function showFailed(
   options: ShowFailedOptions = {},
 ): Promise<FailedMessage | undefined> {
   checkUuid('message id', id)
-  const payload = options?.payload === true
+  checkObject('options', options)
+  const payload = flagOption('payload', options.payload)
   const base = (await core.queries())
     .selectFrom('messages')
     .select(['id', 'queue', 'actor', 'retries', 'enqueued_at', 'updated_at', 'priority', 'eta'])

@@ -48,7 +48,7 @@ export interface PurgeResult {
  * const recovered = await broker.recover({ staleAfterMs: 30_000 })
  */
 export interface RecoverOptions {
-  /** A worker silent for this long is presumed dead. Default 6,000 ms. */
+  /** A worker silent for this long is presumed dead: 0 ms to 100 years. Default 6,000 ms. */
   readonly staleAfterMs?: number | undefined
 }
 
@@ -131,9 +131,12 @@ export async function recover(
   core: BrokerContext,
   options: RecoverOptions & { readonly orphans?: boolean } = {},
 ): Promise<number> {
-  // 0 is allowed: it recovers the messages of every worker, live ones included (tests, tools).
+  checkObject('options', options, 'options for recover()', false)
+  // 0 is allowed: it recovers the messages of every worker, live ones included
+  // (tests, tools). Past 100 years, now() - staleAfterMs is not a timestamp.
   const staleAfterMs = integerOption('staleAfterMs', options.staleAfterMs, DEFAULT_STALE_AFTER_MS, {
     min: 0,
+    max: MAX_RETENTION_MS,
   })
   try {
     const dead = await core.executor.query<RecoveredRow>(core.statements.recover, [
@@ -169,6 +172,7 @@ export function reportRecovered(core: BrokerContext, rows: readonly RecoveredRow
 
 /** @internal Deletes queued messages of one queue or all. */
 export async function flush(core: BrokerContext, options: FlushOptions = {}): Promise<number> {
+  checkObject('options', options, 'options for flush()', false)
   if (options.queue !== undefined) assertName('queue', options.queue)
   let query = (await core.queries()).deleteFrom('messages').where('state', '=', 'queued')
   if (options.queue !== undefined) query = query.where('queue', '=', options.queue)

@@ -1,4 +1,5 @@
 import { assertName } from '../actor/names.js'
+import { checkObject, integerOption, MAX_TIMER_MS } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 import { formatControl, onControl } from './control.js'
@@ -12,7 +13,8 @@ import { formatControl, onControl } from './control.js'
 export interface PauseOptions {
   /**
    * How long to wait for every live worker of the queue to confirm it starts
-   * nothing more. Default 5,000 ms. 0 returns as soon as the pause is stored.
+   * nothing more: 0 to 2^31 - 1 ms. Default 5,000 ms. 0 returns as soon as
+   * the pause is stored.
    */
   readonly timeoutMs?: number | undefined
 }
@@ -39,7 +41,13 @@ export async function pause(
   options: PauseOptions = {},
 ): Promise<PauseResult> {
   assertName('queue', queue)
-  const timeoutMs = options.timeoutMs ?? 5_000
+  // Checked before the pause is stored: a refusal must change nothing.
+  checkObject('options', options, 'options for pause()', false)
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs, 5_000, {
+    min: 0,
+    max: MAX_TIMER_MS,
+    where: 'pause()',
+  })
   const acknowledged = new Set<string>()
   let expected: Set<string> | undefined
   let done: (() => void) | undefined

@@ -59,22 +59,69 @@ const badNumber = fc.oneof(
 )
 
 /**
- * Values of the wrong type. Objects without a prototype (and objects with an
- * own `toString` or `valueOf` that is not a function) are left out: several
- * messages render the value with `String()`, which throws a TypeError on
- * them (reported separately; see the session report).
+ * Values of the wrong type, including objects without a prototype and with
+ * an own `toString` that is not a function, on which `String()` throws:
+ * refusals render values with describeValue, which never calls them.
  */
 const wrongType = fc.oneof(
   hostileString,
   fc.boolean(),
   fc.constant(null),
   fc.bigInt(),
-  fc.constantFrom(Symbol('s'), () => 1, new Date(0), new Date(Number.NaN), [], [1], {}),
-  fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.jsonValue(), {
-    maxKeys: 3,
-    noNullPrototype: true,
-  }),
+  fc.constantFrom(
+    Symbol('s'),
+    () => 1,
+    new Date(0),
+    new Date(Number.NaN),
+    [],
+    [1],
+    {},
+    Object.create(null),
+    { toString: 1, valueOf: 1 },
+  ),
+  fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.jsonValue(), { maxKeys: 3 }),
   fc.array(fc.integer(), { maxLength: 3 }),
+)
+
+/** The first and last instants a time filter takes: years 1 and 9999, UTC. */
+const MIN_TIME_MS = -62_135_596_800_000
+const MAX_TIME_MS = 253_402_300_799_999
+
+/**
+ * Anything but a time from year 1 to 9999: no time at all, or a valid Date
+ * or epoch ms before or after (year 0, year 10000, the first and last Date),
+ * whose ISO text PostgreSQL refuses inside the statement.
+ */
+const badTime = fc.oneof(
+  fc.constantFrom(
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    -Number.MAX_VALUE,
+    8.64e15 + 1,
+    1e17,
+    new Date(Number.NaN),
+    new Date(-8.64e15),
+    new Date(8.64e15),
+    new Date('0000-12-31T23:59:59.999Z'),
+    new Date('+010000-01-01T00:00:00.000Z'),
+    MIN_TIME_MS - 1,
+    MAX_TIME_MS + 1,
+    // Passes `instanceof Date`, but Date.prototype.getTime throws on it.
+    Object.create(Date.prototype),
+  ),
+  safeInt(-8.64e15, MIN_TIME_MS - 1),
+  safeInt(MAX_TIME_MS + 1, 8.64e15),
+  fc.date({ min: new Date(-8.64e15), max: new Date(MIN_TIME_MS - 1), noInvalidDate: true }),
+  fc.date({ min: new Date(MAX_TIME_MS + 1), max: new Date(8.64e15), noInvalidDate: true }),
+  wrongType.filter((v) => !(v instanceof Date)),
+)
+
+/** A time from year 1 to 9999, as epoch ms or a Date. */
+const goodTime = fc.oneof(
+  fc.constantFrom(MIN_TIME_MS, MAX_TIME_MS, new Date(MIN_TIME_MS), new Date(MAX_TIME_MS)),
+  safeInt(MIN_TIME_MS, MAX_TIME_MS),
+  fc.date({ min: new Date(MIN_TIME_MS), max: new Date(MAX_TIME_MS), noInvalidDate: true }),
 )
 
 /** Integers from `min` to `max`, past fc.integer's 32-bit range. */
@@ -103,11 +150,15 @@ const badName = fc
 
 const validName = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,40}$/)
 
-/** Asserts that `run` is refused with `errorClass`, its message naming every one of `mentions`. */
+/**
+ * Asserts that `run` is refused with `errorClass`, its message naming every
+ * one of `mentions` and, when given, its `option` field equal to `option`.
+ */
 async function refused(
   run: () => unknown,
   errorClass: ErrorClass,
   mentions: readonly string[],
+  option?: string,
 ): Promise<void> {
   let error: unknown
   try {
@@ -118,6 +169,7 @@ async function refused(
   expect(error, 'the call was refused').toBeDefined()
   expect(errorClass.isInstance(error), `${String(error)}\n${(error as Error)?.stack}`).toBe(true)
   for (const mention of mentions) expect((error as Error).message).toContain(mention)
+  if (option !== undefined) expect((error as InvalidOptionError).option).toBe(option)
 }
 
 /** Every row of the test database's messages table, as text: equal means untouched. */
@@ -143,10 +195,11 @@ async function refusedBeforeSql(
   errorClass: ErrorClass,
   mentions: readonly string[],
   broker: Broker,
+  option?: string,
 ): Promise<void> {
-  await refused(() => call(offline), errorClass, mentions)
+  await refused(() => call(offline), errorClass, mentions, option)
   const before = await snapshot()
-  await refused(() => call(broker), errorClass, mentions)
+  await refused(() => call(broker), errorClass, mentions, option)
   expect(await snapshot(), 'a refused call changed nothing').toBe(before)
 }
 
@@ -176,6 +229,37 @@ function oneBad<T extends Record<string, fc.Arbitrary<unknown>>>(bad: T) {
 
 const RUNS = { numRuns: 60 }
 
+/** The longest delay a Node timer keeps: past it, setTimeout fires at once. */
+const TIMER_MAX = 2_147_483_647
+/** The longest retention (and staleness): 100 years. */
+const RETENTION_MAX = 3_155_760_000_000
+
+/**
+ * For random options with one bad field of `bad` (the rest absent), `call`
+ * is refused before any SQL: a bad `queue` or `actor` with
+ * InvalidIdentifierError naming the name, any other field with
+ * InvalidOptionError whose `option` is that field.
+ */
+async function refusesEach(
+  broker: Broker,
+  bad: Record<string, fc.Arbitrary<unknown>>,
+  call: (broker: Broker, options: Record<string, unknown>) => unknown,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(oneBad(bad), async ({ key, options }) => {
+      const name = key === 'queue' || key === 'actor'
+      await refusedBeforeSql(
+        (b) => call(b, options),
+        name ? InvalidIdentifierError : InvalidOptionError,
+        [name ? `${key} name` : key],
+        broker,
+        name ? undefined : key,
+      )
+    }),
+    RUNS,
+  )
+}
+
 describe('bulk operations refuse bad filters before any SQL', () => {
   const badBulk = {
     batchSize: notIntegerIn(1, 10_000),
@@ -184,43 +268,29 @@ describe('bulk operations refuse bad filters before any SQL', () => {
     queue: badName,
     actor: badName,
   }
-  const mentionOf = (key: string) => (key === 'queue' || key === 'actor' ? `${key} name` : key)
-  const classOf = (key: string): ErrorClass =>
-    key === 'queue' || key === 'actor' ? InvalidIdentifierError : InvalidOptionError
 
   it('retryFailed({...}): batchSize, dryRun, onProgress, queue, actor, failedBefore, errorType, unknown keys', async () => {
     const broker = db.broker()
     await seed(broker)
-    await fc.assert(
-      fc.asyncProperty(
-        oneBad({
-          ...badBulk,
-          failedBefore: fc.oneof(
-            fc.constantFrom(
-              Number.NaN,
-              Number.POSITIVE_INFINITY,
-              -Number.MAX_VALUE,
-              8.64e15 + 1,
-              new Date(Number.NaN),
-            ),
-            wrongType.filter((v) => !(v instanceof Date) && v !== null),
-          ),
-          errorType: fc.oneof(
-            fc.constantFrom('', 'e'.repeat(201)),
-            // Bigints are left out: the message renders them with JSON.stringify (see the session report).
-            wrongType.filter((v) => typeof v !== 'string' && typeof v !== 'bigint'),
-          ),
-        }),
-        async ({ key, options }) => {
-          await refusedBeforeSql(
-            (b) => b.retryFailed(options as never),
-            classOf(key),
-            [mentionOf(key)],
-            broker,
-          )
-        },
-      ),
-      RUNS,
+    await refusesEach(
+      broker,
+      {
+        ...badBulk,
+        failedBefore: badTime,
+        errorType: fc.oneof(
+          fc.constantFrom('', 'e'.repeat(201), '\u0000', 'Type\u0000Error', '\ud800', 'Type\udc00'),
+          // Text PostgreSQL cannot store (\u0000) or would turn into U+FFFD (a lone surrogate).
+          fc
+            .tuple(
+              fc.string({ maxLength: 20 }),
+              fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff'),
+              fc.string({ maxLength: 20 }),
+            )
+            .map(([head, bad, tail]) => head + bad + tail),
+          wrongType.filter((v) => typeof v !== 'string'),
+        ),
+      },
+      (b, options) => b.retryFailed(options as never),
     )
     await fc.assert(
       fc.asyncProperty(
@@ -231,6 +301,7 @@ describe('bulk operations refuse bad filters before any SQL', () => {
             InvalidOptionError,
             [JSON.stringify(key)],
             broker,
+            key,
           )
         },
       ),
@@ -241,25 +312,16 @@ describe('bulk operations refuse bad filters before any SQL', () => {
   it('cancelMany: batchSize, dryRun, onProgress, queue, actor, state, and a non-object filter', async () => {
     const broker = db.broker()
     await seed(broker)
-    await fc.assert(
-      fc.asyncProperty(
-        oneBad({
-          ...badBulk,
-          state: fc.oneof(
-            fc.constantFrom('done', 'rejected', 'cancelled', 'QUEUED', ' queued', ''),
-            hostileString,
-          ),
-        }),
-        async ({ key, options }) => {
-          await refusedBeforeSql(
-            (b) => b.cancelMany(options as never),
-            classOf(key),
-            [mentionOf(key)],
-            broker,
-          )
-        },
-      ),
-      RUNS,
+    await refusesEach(
+      broker,
+      {
+        ...badBulk,
+        state: fc.oneof(
+          fc.constantFrom('done', 'rejected', 'cancelled', 'QUEUED', ' queued', ''),
+          hostileString,
+        ),
+      },
+      (b, options) => b.cancelMany(options as never),
     )
     await fc.assert(
       fc.asyncProperty(
@@ -280,30 +342,18 @@ describe('bulk operations refuse bad filters before any SQL', () => {
   it('deleteMessages: batchSize, dryRun, onProgress, queue, actor, state, finishedBefore', async () => {
     const broker = db.broker()
     await seed(broker)
-    await fc.assert(
-      fc.asyncProperty(
-        oneBad({
-          ...badBulk,
-          state: fc.oneof(
-            fc.constantFrom('queued', 'consumed', 'DONE', '', [], ['done', 'queued'], [null]),
-            hostileString,
-            fc.array(hostileString, { minLength: 1, maxLength: 3 }),
-          ),
-          finishedBefore: fc.oneof(
-            fc.constantFrom(Number.NaN, Number.NEGATIVE_INFINITY, 1e17, new Date(Number.NaN)),
-            wrongType.filter((v) => !(v instanceof Date) && v !== null),
-          ),
-        }),
-        async ({ key, options }) => {
-          await refusedBeforeSql(
-            (b) => b.deleteMessages(options as never),
-            classOf(key),
-            [mentionOf(key)],
-            broker,
-          )
-        },
-      ),
-      RUNS,
+    await refusesEach(
+      broker,
+      {
+        ...badBulk,
+        state: fc.oneof(
+          fc.constantFrom('queued', 'consumed', 'DONE', '', [], ['done', 'queued'], [null]),
+          hostileString,
+          fc.array(hostileString, { minLength: 1, maxLength: 3 }),
+        ),
+        finishedBefore: badTime,
+      },
+      (b, options) => b.deleteMessages(options as never),
     )
   }, 60_000)
 
@@ -317,27 +367,17 @@ describe('bulk operations refuse bad filters before any SQL', () => {
       dryRun: fc.constant(true),
       onProgress: fc.constant(() => {}),
     }
-    // Years 1 to 9999: past them, the ISO text sent for failedBefore and
-    // finishedBefore ('+010000-01-01T...') is refused by PostgreSQL with an
-    // untyped error (see the session report).
-    const time = fc.oneof(
-      safeInt(-62_135_596_800_000, 253_402_300_799_999),
-      fc.date({
-        min: new Date(-62_135_596_800_000),
-        max: new Date(253_402_300_799_999),
-        noInvalidDate: true,
-      }),
-    )
     const before = await snapshot()
     await fc.assert(
       fc.asyncProperty(
         fc.record(
           {
             ...common,
-            failedBefore: time,
+            failedBefore: goodTime,
+            // Any well-formed text of 1 to 200 UTF-16 units without \u0000.
             errorType: fc
-              .string({ minLength: 1, maxLength: 200 })
-              .filter((s) => !s.includes('\u0000')),
+              .string({ unit: 'grapheme', minLength: 1, maxLength: 200 })
+              .filter((s) => s.length <= 200 && !s.includes('\u0000')),
           },
           { requiredKeys: ['dryRun'] },
         ),
@@ -352,7 +392,7 @@ describe('bulk operations refuse bad filters before any SQL', () => {
               fc.constantFrom('done', 'rejected', 'cancelled'),
               fc.uniqueArray(fc.constantFrom('done', 'rejected', 'cancelled'), { minLength: 1 }),
             ),
-            finishedBefore: time,
+            finishedBefore: goodTime,
           },
           { requiredKeys: ['dryRun'] },
         ),
@@ -396,36 +436,23 @@ const KNOWN_RETRY = [
   'onProgress',
 ]
 
-/** Anything but a UUID (bigints are left out: see the session report). */
+/** Anything but a UUID. */
 const badId = fc.oneof(
   hostileString,
   fc.uuid().map((id) => id.toUpperCase().replace(/-/g, '')),
   fc.uuid().map((id) => `${id} `),
   fc.uuid().map((id) => `{${id}}`),
-  wrongType.filter((v) => typeof v !== 'string' && typeof v !== 'bigint'),
+  wrongType.filter((v) => typeof v !== 'string'),
 )
 
 describe('single-message operations refuse bad ids and options before any SQL', () => {
   it('listFailed: limit, queue, actor, after', async () => {
     const broker = db.broker()
     await seed(broker)
-    await fc.assert(
-      fc.asyncProperty(
-        oneBad({ limit: notIntegerIn(1, 1000), queue: badName, actor: badName, after: badId }),
-        async ({ key, options }) => {
-          const [errorClass, mention] =
-            key === 'queue' || key === 'actor'
-              ? [InvalidIdentifierError, `${key} name`]
-              : [InvalidOptionError, key]
-          await refusedBeforeSql(
-            (b) => b.listFailed(options as never),
-            errorClass,
-            [mention],
-            broker,
-          )
-        },
-      ),
-      RUNS,
+    await refusesEach(
+      broker,
+      { limit: notIntegerIn(1, 1000), queue: badName, actor: badName, after: badId },
+      (b, options) => b.listFailed(options as never),
     )
     // Valid pages: never more than the limit, every item rejected.
     await fc.assert(
@@ -448,34 +475,28 @@ describe('single-message operations refuse bad ids and options before any SQL', 
     )
   }, 60_000)
 
-  it('getMessage: id and payload', async () => {
+  it('getMessage and showFailed: id and payload', async () => {
     const broker = db.broker()
     const { queued } = await seed(broker)
-    await fc.assert(
-      fc.asyncProperty(badId, async (id) => {
-        await refusedBeforeSql(
-          (b) => b.getMessage(id as never),
-          InvalidOptionError,
-          ['message id'],
-          broker,
-        )
-      }),
-      RUNS,
-    )
-    await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(wrongType, badNumber).filter((v) => typeof v !== 'boolean' && v !== undefined),
-        async (payload) => {
+    for (const read of ['getMessage', 'showFailed'] as const) {
+      await fc.assert(
+        fc.asyncProperty(badId, async (id) => {
           await refusedBeforeSql(
-            (b) => b.getMessage(queued[0]!, { payload } as never),
+            (b) => b[read](id as never),
             InvalidOptionError,
-            ['payload'],
+            ['message id'],
             broker,
+            'message id',
           )
-        },
-      ),
-      RUNS,
-    )
+        }),
+        RUNS,
+      )
+      await refusesEach(
+        broker,
+        { payload: fc.oneof(wrongType, badNumber).filter((v) => typeof v !== 'boolean') },
+        (b, options) => b[read](queued[0]!, options as never),
+      )
+    }
     await fc.assert(
       fc.asyncProperty(
         fc.uuid(),
@@ -506,35 +527,26 @@ describe('single-message operations refuse bad ids and options before any SQL', 
       }),
       { numRuns: 30 },
     )
-    await fc.assert(
-      fc.asyncProperty(
-        oneBad({
-          eta: fc.oneof(
-            fc.constantFrom(
-              Number.NaN,
-              Number.POSITIVE_INFINITY,
-              8.64e15 + 1,
-              -2.2e14,
-              new Date(Number.NaN),
-            ),
-            wrongType.filter((v) => !(v instanceof Date)),
+    await refusesEach(
+      broker,
+      {
+        eta: fc.oneof(
+          fc.constantFrom(
+            Number.NaN,
+            Number.POSITIVE_INFINITY,
+            8.64e15 + 1,
+            -2.2e14,
+            new Date(Number.NaN),
           ),
-          delayMs: fc.oneof(
-            fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, -1, -0.5, 8.64e15),
-            wrongType,
-          ),
-          priority: notIntegerIn(-2_147_483_647, 2_147_483_647),
-        }),
-        async ({ key, options }) => {
-          await refusedBeforeSql(
-            (b) => b.reschedule(id, options as never),
-            InvalidOptionError,
-            [key],
-            broker,
-          )
-        },
-      ),
-      RUNS,
+          wrongType.filter((v) => !(v instanceof Date)),
+        ),
+        delayMs: fc.oneof(
+          fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, -1, -0.5, 8.64e15),
+          wrongType,
+        ),
+        priority: notIntegerIn(-2_147_483_647, 2_147_483_647),
+      },
+      (b, options) => b.reschedule(id, options as never),
     )
     await refusedBeforeSql((b) => b.reschedule(id, {}), InvalidOptionError, ['reschedule'], broker)
     await refusedBeforeSql(
@@ -591,22 +603,17 @@ describe('maintenance operations refuse bad options before any SQL', () => {
   it('purge: olderThanMs and batchSize', async () => {
     const broker = db.broker()
     await seed(broker)
-    await fc.assert(
-      fc.asyncProperty(
-        oneBad({ olderThanMs: notIntegerIn(0), batchSize: notIntegerIn(0) }),
-        async ({ key, options }) => {
-          await refusedBeforeSql(
-            (b) => b.purge(options as never),
-            InvalidOptionError,
-            [key],
-            broker,
-          )
-        },
-      ),
-      RUNS,
+    await refusesEach(
+      broker,
+      {
+        // Past 100 years, now() - olderThanMs is no timestamp PostgreSQL holds.
+        olderThanMs: notIntegerIn(0, RETENTION_MAX),
+        batchSize: notIntegerIn(0),
+        onProgress: fc.oneof(wrongType, badNumber).filter((v) => typeof v !== 'function'),
+      },
+      (b, options) => b.purge(options as never),
     )
-    // Valid options within PostgreSQL's timestamp range (see the session
-    // report for olderThanMs past it) run and keep every recent message.
+    // Valid options run and keep every recent message.
     const before = await snapshot()
     await fc.assert(
       fc.asyncProperty(
@@ -626,6 +633,48 @@ describe('maintenance operations refuse bad options before any SQL', () => {
       { numRuns: 30 },
     )
     expect(await snapshot()).toBe(before)
+  }, 60_000)
+
+  it('recover, pause and cancel: staleAfterMs, timeoutMs and the options object', async () => {
+    const broker = db.broker()
+    const { queue, queued } = await seed(broker)
+    await refusesEach(
+      broker,
+      // Past 100 years, now() - staleAfterMs is no timestamp PostgreSQL holds.
+      { staleAfterMs: notIntegerIn(0, RETENTION_MAX) },
+      (b, options) => b.recover(options as never),
+    )
+    // Refused before the pause or the cancellation is stored.
+    await refusesEach(broker, { timeoutMs: notIntegerIn(0, TIMER_MAX) }, (b, options) =>
+      b.pause(queue, options as never),
+    )
+    await refusesEach(broker, { timeoutMs: notIntegerIn(0, TIMER_MAX) }, (b, options) =>
+      b.cancel(queued[0]!, options as never),
+    )
+    expect(await broker.isPaused(queue)).toBe(false)
+    expect((await broker.getMessage(queued[0]!))?.state).toBe('queued')
+    for (const run of [
+      (b: Broker, options: unknown) => b.recover(options as never),
+      (b: Broker, options: unknown) => b.flush(options as never),
+      (b: Broker, options: unknown) => b.pause(queue, options as never),
+      (b: Broker, options: unknown) => b.cancel(queued[0]!, options as never),
+    ]) {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(fc.constant(null), hostileString, badNumber, fc.array(fc.integer())),
+          async (options) => {
+            await refusedBeforeSql(
+              (b) => run(b, options),
+              InvalidOptionError,
+              ['options'],
+              broker,
+              'options',
+            )
+          },
+        ),
+        { numRuns: 20 },
+      )
+    }
   }, 60_000)
 
   it('join: queue names', async () => {
@@ -663,10 +712,6 @@ describe('maintenance operations refuse bad options before any SQL', () => {
 })
 
 describe('worker options, under random values', () => {
-  /** The longest delay a Node timer keeps: past it, setTimeout fires at once. */
-  const TIMER_MAX = 2_147_483_647
-  /** The longest retention: 100 years. */
-  const RETENTION_MAX = 3_155_760_000_000
   const bounds = {
     queryTimeoutMs: 100,
     shutdownTimeoutMs: 0,

@@ -36,14 +36,23 @@ export function refuseBulkOptions(input: CommandInput, command: string, names: r
   }
 }
 
-/** @internal A time option: an ISO 8601 date-time or epoch milliseconds. */
+/** The first and last times a time option takes, as core's bulk filters: years 1 to 9999. */
+const EARLIEST = '0001-01-01T00:00:00Z'
+const LATEST = '9999-12-31T23:59:59.999Z'
+
+/**
+ * @internal A time option: an ISO 8601 date-time or epoch milliseconds, from
+ * year 1 to 9999. JavaScript reads times up to year 275760, which PostgreSQL
+ * cannot take as a filter: those are usage errors here, naming the argument.
+ */
 export function timeOption(input: CommandInput, name: string): Date | undefined {
   const value = stringOption(input, name)
   if (value === undefined) return undefined
   const date = /^\d+$/.test(value) ? new Date(Number(value)) : new Date(value)
-  if (Number.isNaN(date.getTime())) {
+  const ms = date.getTime()
+  if (!(ms >= Date.parse(EARLIEST) && ms <= Date.parse(LATEST))) {
     throw new UsageError(
-      `invalid --${name} ${JSON.stringify(value)}: expected an ISO 8601 time (2030-01-01T00:00:00Z) or epoch milliseconds`,
+      `invalid --${name} ${JSON.stringify(value)}: expected an ISO 8601 time (such as 2030-01-01T00:00:00Z) or epoch milliseconds, from ${EARLIEST} to ${LATEST}`,
     )
   }
   return date

@@ -90,11 +90,46 @@ describe('iddqueue failed retry, cancel and delete with --all', () => {
         ['failed', 'retry', '--all', '--failed-before', 'yesterday'],
         'iddqueue failed retry: invalid --failed-before "yesterday"',
       ],
+      // Valid JavaScript times outside years 1 to 9999, which PostgreSQL cannot
+      // read as a timestamp: named as the argument given, not as core's option.
+      [
+        ['failed', 'retry', '--all', '--failed-before', '+010000-01-01T00:00:00Z'],
+        'iddqueue failed retry: invalid --failed-before "+010000-01-01T00:00:00Z": expected an ISO 8601 time (such as 2030-01-01T00:00:00Z) or epoch milliseconds, from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
+      ],
+      [
+        ['failed', 'retry', '--all', '--failed-before', '0000-12-31T00:00:00Z'],
+        'iddqueue failed retry: invalid --failed-before "0000-12-31T00:00:00Z"',
+      ],
+      [
+        ['failed', 'retry', '--all', '--failed-before', '8640000000000000'],
+        'iddqueue failed retry: invalid --failed-before "8640000000000000"',
+      ],
+      [
+        ['delete', '--all', '--finished-before', '-271821-04-20T00:00:00Z'],
+        'iddqueue delete: invalid --finished-before "-271821-04-20T00:00:00Z"',
+      ],
+      [
+        ['delete', '--all', '--finished-before', '253402300800000'],
+        'iddqueue delete: invalid --finished-before "253402300800000"',
+      ],
     ]
     for (const [argv, message] of cases) {
       const run = await db.cli(...argv)
       expect([argv, run.code]).toEqual([argv, 2])
       expect(run.stderr).toContain(message)
+    }
+  })
+
+  it('takes times from year 1 to 9999, as ISO 8601 or epoch milliseconds', async () => {
+    const queue = uniqueQueue('bulk_time')
+    for (const argv of [
+      ['failed', 'retry', '--failed-before', '9999-12-31T23:59:59.999Z'],
+      ['failed', 'retry', '--failed-before', '253402300799999'],
+      ['delete', '--finished-before', '0001-01-01T00:00:00Z'],
+      ['delete', '--finished-before', '0'],
+    ]) {
+      const run = await db.cli(...argv, '--queue', queue, '--all', '--dry-run')
+      expect([argv, run.code, run.stderr]).toEqual([argv, 0, expect.stringContaining('dry run')])
     }
   })
 

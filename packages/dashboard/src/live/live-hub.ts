@@ -1,25 +1,27 @@
 import { type QueueStats, queueStats } from '@iddqueue/metrics'
 import type { DashboardData } from '../data/dashboard-data.js'
-import { type Throughput, throughput } from '../data/throughput.js'
+import type { Throughput } from '../data/throughput.js'
+import { ThroughputCache } from './throughput-cache.js'
 
 type Client = (event: string, data: string) => void
-
-/** How long the one-hour chart may be reused: it moves by the minute. */
-const THROUGHPUT_TTL_MS = 15_000
 
 /**
  * @internal The dashboard's one shared poll and its live clients. While at
  * least one Server-Sent Events stream is open (a visible tab: the page's
- * script closes its stream while hidden) it reads `queueStats()` every
- * `pollIntervalMs` (with `retained: 'estimate'`), and sooner when the broker's single LISTEN connection
- * hears a wake-up; when the snapshot changed it tells every stream once.
- * With no stream open nothing is polled. Views read the same cached
- * snapshot, so N tabs cost one statistics query per interval, not N.
+ * script closes its stream while hidden) it reads `queueStats()` (with
+ * `retained: 'estimate'`) and the one-hour chart every `pollIntervalMs`,
+ * and sooner when the broker's single LISTEN connection hears a wake-up;
+ * when either changed it tells every stream once. With no stream open
+ * nothing is polled. Views read the same cached snapshot, so N tabs cost
+ * one statistics query per interval, not N. The chart's counts of past
+ * minutes are kept across reads (`ThroughputCache`), so a read counts only
+ * what finished since the previous one.
  */
 export class LiveHub {
   readonly #clients = new Set<Client>()
   #stats: { at: number; value: Promise<QueueStats[]> } | undefined
   #throughput: { at: number; value: Promise<Map<string, Throughput>> } | undefined
+  readonly #chart: ThroughputCache
   #timer: ReturnType<typeof setTimeout> | undefined
   #soon: ReturnType<typeof setTimeout> | undefined
   #unlisten: Promise<() => Promise<void>> | undefined
@@ -35,14 +37,17 @@ export class LiveHub {
     private readonly data: DashboardData,
     private readonly pollIntervalMs: number,
     private readonly onError: (error: unknown) => void,
-  ) {}
+  ) {
+    this.#chart = new ThroughputCache(data, onError)
+  }
 
   /** The statistics snapshot, at most one poll interval old. */
   stats(): Promise<QueueStats[]> {
     const now = Date.now()
     if (this.#stats && now - this.#stats.at < this.pollIntervalMs) return this.#stats.value
-    // Sampled retained totals: a snapshot costs the same at any retention (docs/performance.md).
-    const value = queueStats(this.data.broker, { retained: 'estimate' })
+    // Sampled retained totals: a snapshot costs the same at any retention
+    // (docs/performance.md); the last hour comes from the chart's kept counts.
+    const value = queueStats(this.data.broker, { retained: 'estimate', lastHour: false })
     this.polls++
     this.#stats = { at: now, value }
     value.catch(() => {
@@ -51,12 +56,15 @@ export class LiveHub {
     return value
   }
 
-  /** Finished messages per minute over the last hour, per queue ('' for all). */
+  /**
+   * Finished messages per minute over the last hour, per queue ('' for all),
+   * at most one poll interval old.
+   */
   throughput(): Promise<Map<string, Throughput>> {
     const now = Date.now()
-    if (this.#throughput && now - this.#throughput.at < THROUGHPUT_TTL_MS)
+    if (this.#throughput && now - this.#throughput.at < this.pollIntervalMs)
       return this.#throughput.value
-    const value = throughput(this.data)
+    const value = this.#chart.read()
     this.#throughput = { at: now, value }
     value.catch(() => {
       if (this.#throughput?.value === value) this.#throughput = undefined
@@ -133,17 +141,18 @@ export class LiveHub {
     this.#soon = setTimeout(() => {
       this.#soon = undefined
       this.#stats = undefined
+      this.#throughput = undefined
       void this.#poll()
     }, 100)
   }
 
   async #poll(): Promise<void> {
     try {
-      const snapshot = JSON.stringify(await this.stats())
+      const [stats, chart] = await Promise.all([this.stats(), this.throughput()])
+      // The chart of all queues moves when any queue's does (and as minutes pass).
+      const snapshot = JSON.stringify([stats, chart.get('')])
       if (snapshot !== this.#last) {
         this.#last = snapshot
-        // The chart is stale too once anything finished.
-        this.#throughput = undefined
         for (const client of this.#clients) client('change', String(Date.now()))
       }
     } catch (error) {
@@ -161,5 +170,6 @@ export class LiveHub {
     const unlisten = this.#unlisten
     this.#stop()
     await unlisten?.then((stop) => stop())
+    await this.#chart.settled()
   }
 }

@@ -5,9 +5,10 @@ const WIDTH = 600
 const HEIGHT = 120
 
 /**
- * @internal The last hour as inline SVG: one bar per minute, done stacked
- * under rejected. Inline markup, so it needs no script and the CSP allows it;
- * the totals are also written out as text.
+ * @internal The last hour as inline SVG: one bar per clock minute (the
+ * current one, so far, and the 59 before it), done stacked under rejected.
+ * Inline markup, so it needs no script and the CSP allows it; the totals are
+ * also written out as text.
  */
 export function throughputChart(series: Throughput | undefined): SafeHtml {
   const done = series?.done ?? new Array<number>(60).fill(0)
@@ -25,5 +26,5 @@ export function throughputChart(series: Throughput | undefined): SafeHtml {
   const totalDone = done.reduce((a, b) => a + b, 0)
   const totalRejected = rejected.reduce((a, b) => a + b, 0)
   return html`<figure><svg class="chart" role="img" aria-label="Messages finished per minute, last hour" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}">${bars}</svg>
-<figcaption class="muted">Last hour: ${totalDone} done, ${totalRejected} rejected (per minute, peak ${peak === 1 && totalDone + totalRejected === 0 ? 0 : peak}).</figcaption></figure>`
+<figcaption class="muted">Last hour (this minute and the 59 before it): ${totalDone} done, ${totalRejected} rejected (per minute, peak ${peak === 1 && totalDone + totalRejected === 0 ? 0 : peak}).</figcaption></figure>`
 }

@@ -197,6 +197,10 @@ describe('views', () => {
       expect(body).toContain(`<a href="/failed?queue=${busy}">3</a>`)
       // Every count is exact on a table this small: no estimate mark.
       expect(body).not.toContain('class="estimate"')
+      // done / hour is the queue's chart total: the rows of 5 minutes ago, not those of 2 hours ago.
+      expect(await client.page(`/queues/${busy}`)).toContain(
+        'Last hour (this minute and the 59 before it): 2 done, 3 rejected',
+      )
     } finally {
       await dashboard.close()
     }
@@ -238,6 +242,87 @@ describe('views', () => {
     expect(future).not.toContain(sent[0]!.id)
     expect((await client.get('/messages?state=nope')).status).toBe(400)
     expect((await client.get('/messages?args=%7Bnot')).status).toBe(400)
+    await dashboard.close()
+  })
+
+  it("filters messages by actor: only that actor's, from every queue, newest first", async () => {
+    const { dashboard, client } = setup()
+    const [one, two] = [uniqueQueue('one'), uniqueQueue('two')]
+    const [wanted, other] = [`${uniqueQueue('wanted')}.send`, uniqueQueue('other')]
+    // Two actors in two queues, in every state, interleaved.
+    for (const queue of [one, two])
+      for (const state of ['queued', 'done', 'rejected'])
+        for (const actor of [wanted, other])
+          await db.sql`insert into iddqueue.messages (id, queue, actor, state)
+            values (gen_random_uuid(), ${queue}, ${actor}, ${state})`
+    const stored = async (where: { queue?: string }) =>
+      (
+        await db.sql`select id from iddqueue.messages where actor = ${wanted}
+          and (${where.queue ?? null}::text is null or queue = ${where.queue ?? null}) order by id desc`
+      ).map((r) => r.id as string)
+    const ids = (body: string) => [...body.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1])
+    const expected = await stored({})
+    expect(expected).toHaveLength(6)
+    expect(ids(await client.page(`/messages?actor=${wanted}`))).toEqual(expected)
+    // With a queue too: both filters apply.
+    const inTwo = await stored({ queue: two })
+    expect(inTwo).toHaveLength(3)
+    expect(ids(await client.page(`/messages?actor=${wanted}&queue=${two}`))).toEqual(inTwo)
+    expect(ids(await client.page(`/messages?actor=${uniqueQueue('nobody')}`))).toEqual([])
+    expect((await client.get('/messages?actor=no%20spaces')).status).toBe(400)
+    await dashboard.close()
+  })
+
+  it('answers an args search over its statement timeout with the form and a clear error, not a 500', async () => {
+    // searchTimeoutMs is the search's statement timeout; a lock the search
+    // must wait for makes it run past it, however fast the machine.
+    const errors: string[] = []
+    const broker = db.broker({
+      logger: {
+        debug() {},
+        info() {},
+        warn() {},
+        error: (message: string) => errors.push(message),
+      },
+    })
+    const dashboard = createDashboard({ broker, searchTimeoutMs: 50 })
+    const client = new DashboardClient(dashboard)
+    const queue = uniqueQueue()
+    const message = await broker.actor('search', (_n: number) => {}, { queue }).send(7)
+    const search = `/messages?queue=${queue}&args=${encodeURIComponent('[7]')}`
+    expect(await client.page(search)).toContain(message.id)
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let locked = () => {}
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    const holder = db.sql.begin(async (tx) => {
+      await tx`lock table iddqueue.messages in access exclusive mode`
+      locked()
+      await released
+    })
+    try {
+      await isLocked
+      const response = await client.get(search)
+      const body = await response.text()
+      expect(response.status).toBe(200)
+      expect(body).toContain(
+        '<p class="error" role="alert">The args search took longer than 50 ms and was stopped; narrow it with a queue, actor, state or time range.</p>',
+      )
+      // The filter form is still there, filled in, and no message is listed.
+      expect(body).toContain(`<input name="queue" value="${queue}"`)
+      expect(body).not.toContain(message.id)
+      expect(body).not.toContain('see the server log')
+      expect(errors).toEqual([])
+    } finally {
+      release()
+      await holder
+    }
+    // Once the lock is gone the same search answers.
+    expect(await client.page(search)).toContain(message.id)
     await dashboard.close()
   })
 })

@@ -70,37 +70,54 @@ describe('the one-hour chart', () => {
     expect(errors).toEqual([])
   })
 
-  it('keeps counting a purged minute, as a restarted dashboard does not, and adds late rows at the recount', async () => {
+  it('keeps counting purged and deleted rows, as a restarted dashboard does not, and adds late rows at the recount', async () => {
     const { t0, queue, finish, broker, cache, errors } = await start()
-    await finish('done', t0 - 10 * MINUTE + 5_000, 3)
-    await finish('rejected', t0 - 10 * MINUTE + 20_000)
+    // Minute A (T0 - 10 min) is about 40 minutes old, B (T0 - 2 min) about 32.
+    const a = t0 - 10 * MINUTE
+    const b = t0 - 2 * MINUTE
+    await finish('done', a + 5_000, 3)
+    await finish('rejected', a + 20_000)
+    await finish('done', b + 5_000, 3)
+    await finish('done', b + 40_000, 2)
     await finish('done', t0 + 10_000, 2)
-    await cache.read(new Date(t0 + 75_000))
+    // At T0 + 75 s: A is bar 48, B bar 56, T0 bar 58.
+    const before = await cache.read(new Date(t0 + 75_000))
+    expect(bars(before.get(queue))).toEqual({
+      done: { 48: 3, 56: 5, 58: 2 },
+      rejected: { 48: 1 },
+    })
 
-    // A purge of what finished more than 35 minutes ago deletes the four rows
-    // of T0 - 10 min (about 40 minutes old), none of T0's.
+    // The retention purge of what finished more than 35 minutes ago deletes
+    // all of A; a delete of B's done rows that finished before B + 20 s, three of B's five.
     const purged = await broker.purge({ olderThanMs: 35 * MINUTE })
     expect(purged.messages).toBeGreaterThanOrEqual(4)
+    const deleted = await broker.deleteMessages({
+      queue,
+      state: 'done',
+      finishedBefore: new Date(b + 20_000),
+    })
+    expect(deleted.deleted).toBe(3)
     const [left] = await db.sql<{ n: number }[]>`
       select count(*)::int as n from iddqueue.messages where queue = ${queue}`
-    expect(left!.n).toBe(2)
-    // The chart still shows them: they did finish in that minute.
+    expect(left!.n).toBe(4)
+    // The chart still shows them: they did finish in those minutes.
     const after = await cache.read(new Date(t0 + 80_000))
-    expect(bars(after.get(queue))).toEqual({ done: { 48: 3, 58: 2 }, rejected: { 48: 1 } })
+    expect(bars(after.get(queue))).toEqual(bars(before.get(queue)))
     // A new dashboard counts what is retained.
     const fresh = new ThroughputCache(new DashboardData(broker), (error) => errors.push(error))
     expect(bars((await fresh.read(new Date(t0 + 80_000))).get(queue))).toEqual({
-      done: { 58: 2 },
+      done: { 56: 2, 58: 2 },
       rejected: {},
     })
 
     // A row of T0's minute committed after the minute settled: not counted...
     await finish('done', t0 + 30_000)
     const late = await cache.read(new Date(t0 + 2 * MINUTE))
-    expect(bars(late.get(queue))).toEqual({ done: { 47: 3, 57: 2 }, rejected: { 47: 1 } })
+    expect(bars(late.get(queue))).toEqual({ done: { 47: 3, 55: 5, 57: 2 }, rejected: { 47: 1 } })
     // ...until a read RECOUNT_MS after the first count (at T0 + 75 s) starts
     // a recount of the hour, in the background; each minute keeps the
-    // greater count, so the late row is added and the purged ones stay.
+    // greater count, so the late row is added and the deleted ones stay
+    // (B's recount finds 2 of its 5).
     expect(RECOUNT_MS).toBe(5 * MINUTE)
     await cache.read(new Date(t0 + 6 * MINUTE))
     await cache.settled()
@@ -110,15 +127,18 @@ describe('the one-hour chart', () => {
     await cache.settled()
     expect(cache.fullCounts).toBe(2)
     const recounted = await cache.read(new Date(at + 1_000))
-    expect(bars(recounted.get(queue))).toEqual({ done: { 43: 3, 53: 3 }, rejected: { 43: 1 } })
+    expect(bars(recounted.get(queue))).toEqual({
+      done: { 43: 3, 51: 5, 53: 3 },
+      rejected: { 43: 1 },
+    })
 
-    // An hour later T0 - 10 min has left the chart: the last hour is the
-    // current minute and the 59 before it.
+    // An hour later A has left the chart: the last hour is the current
+    // minute and the 59 before it.
     const later = await cache.read(new Date(t0 + 50 * MINUTE + 30_000))
-    expect(bars(later.get(queue))).toEqual({ done: { 9: 3 }, rejected: {} })
-    const total = (series: Throughput | undefined) => series!.done.reduce((a, b) => a + b, 0)
-    expect(total(later.get(queue))).toBe(3)
-    expect(total(recounted.get(queue))).toBe(6)
+    expect(bars(later.get(queue))).toEqual({ done: { 7: 5, 9: 3 }, rejected: {} })
+    const total = (series: Throughput | undefined) => series!.done.reduce((x, y) => x + y, 0)
+    expect(total(later.get(queue))).toBe(8)
+    expect(total(recounted.get(queue))).toBe(11)
     await cache.settled()
     expect(errors).toEqual([])
   })

@@ -208,6 +208,8 @@ describe('a single send', () => {
     [{ eta: Number.NaN }, 'send to opt: invalid eta NaN'],
     [{ eta: 1e20 }, 'send to opt: invalid eta 100000000000000000000'],
     [{ eta: new Date(-8.64e15) }, 'send to opt: invalid eta'],
+    // Passes instanceof Date, yet Date's own getTime throws on it: refused, not a TypeError.
+    [{ eta: Object.create(Date.prototype) }, 'send to opt: invalid eta an object'],
     [{ priority: 1.5 }, 'Invalid priority 1.5 (send to opt): expected an integer'],
     [{ priority: 2 ** 31 }, 'Invalid priority 2147483648 (send to opt)'],
   ])('refuses %o before any SQL', async (options, text) => {

@@ -81,6 +81,8 @@ const ERROR_TYPE =
 /** Year 0 (1 BC) and year 10000: JavaScript holds them, PostgreSQL's ISO input does not. */
 const YEAR_0 = new Date('0000-12-31T23:59:59.999Z')
 const YEAR_10000 = Date.parse('+010000-01-01T00:00:00.000Z')
+/** Passes `instanceof Date`, yet Date's own getTime throws on it. */
+const FAKE_DATE = Object.create(Date.prototype) as Date
 
 interface Fields {
   readonly option: string
@@ -493,6 +495,11 @@ describe('operations options', () => {
       'reschedule unknown key',
       (b) => b.reschedule(ID, { when: 1 } as never),
       { option: 'when', value: 1, expected: 'one of eta, delayMs, priority' },
+    ],
+    [
+      'reschedule eta that only inherits from Date',
+      (b) => b.reschedule(ID, { eta: FAKE_DATE }),
+      { option: 'eta', value: FAKE_DATE, expected: 'a valid Date or epoch milliseconds' },
     ],
     [
       'reschedule options',

@@ -23,5 +23,7 @@ describe('describeValue', () => {
     expect(describeValue(Symbol('s'))).toBe('a symbol')
     expect(describeValue('x')).toBe('"x"')
     expect(describeValue(Number.NaN)).toBe('NaN')
+    // Passes instanceof Date, yet Date's getTime throws on it.
+    expect(describeValue(Object.create(Date.prototype))).toBe('an object')
   })
 })

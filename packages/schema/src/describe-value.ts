@@ -28,6 +28,18 @@ export function describeValue(value: unknown): string {
   }
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : 'a Date'
+  if (value instanceof Date) {
+    const time = dateTime(value)
+    if (time !== undefined) return Number.isNaN(time) ? 'Invalid Date' : 'a Date'
+  }
   return 'an object'
+}
+
+/** Date's own `getTime`; undefined for an object that only inherits from Date.prototype (it throws). */
+function dateTime(value: Date): number | undefined {
+  try {
+    return Date.prototype.getTime.call(value)
+  } catch {
+    return undefined
+  }
 }

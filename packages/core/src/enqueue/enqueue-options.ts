@@ -8,7 +8,7 @@ import {
   toExecutor,
 } from '@iddqueue/schema'
 import type { Message } from '../message/message.js'
-import { checkPriority, labelledRefusal, refuseOption } from '../options/check-option.js'
+import { checkPriority, dateTime, labelledRefusal, refuseOption } from '../options/check-option.js'
 
 /**
  * Per-message options of a send.
@@ -168,7 +168,7 @@ export function assertEnqueueOptions(options: EnqueueOptions, where: string): vo
     // A combination, not one option's value: no option/value/expected fits.
     if (delayMs !== undefined)
       throw new InvalidOptionError(`${where}: give delayMs or eta, not both`)
-    const ms = eta instanceof Date ? eta.getTime() : eta
+    const ms = eta instanceof Date ? dateTime(eta) : eta
     if (typeof ms !== 'number' || !Number.isFinite(ms)) {
       const expected = 'a valid Date or epoch milliseconds'
       fail('eta', eta, expected, `invalid eta ${describeValue(eta)}: expected ${expected}`)

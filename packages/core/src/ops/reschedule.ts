@@ -1,6 +1,12 @@
 import type { MessageState } from '@iddqueue/schema'
 import { assertEnqueueOptions } from '../enqueue/enqueue-options.js'
-import { checkKnownKeys, checkObject, checkUuid, refuseOption } from '../options/check-option.js'
+import {
+  checkKnownKeys,
+  checkObject,
+  checkUuid,
+  dateTime,
+  refuseOption,
+} from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
 
@@ -78,7 +84,7 @@ export async function reschedule(
     })
   }
   assertEnqueueOptions({ eta, delayMs, priority }, `reschedule ${id}`)
-  const etaMs = eta === undefined ? null : eta instanceof Date ? eta.getTime() : eta
+  const etaMs = eta === undefined ? null : eta instanceof Date ? dateTime(eta) : eta
   return change(
     core,
     id,

@@ -197,10 +197,11 @@ export function timeOption(option: string, value: unknown): string | undefined {
 }
 
 /**
- * A Date's time, read with Date's own method: a subclass may override
- * `getTime`, and an object that only inherits from Date.prototype makes it throw.
+ * @internal A Date's time, read with Date's own method: a subclass may override
+ * `getTime`, and an object that only inherits from Date.prototype makes it
+ * throw (NaN here).
  */
-function dateTime(value: Date): number {
+export function dateTime(value: Date): number {
   try {
     return Date.prototype.getTime.call(value)
   } catch {

@@ -24,6 +24,32 @@ function recordingLogger() {
 const queueName = () => `log_${crypto.randomUUID().slice(0, 8)}`
 
 describe('worker logging', () => {
+  it('frees the slot and settles when the logger itself throws', async () => {
+    const throwing = () => {
+      throw new Error('logger down')
+    }
+    const broker = db.broker({
+      logger: { debug() {}, info() {}, warn: throwing, error: throwing },
+    })
+    const queue = queueName()
+    const fails = broker.actor(
+      'fails_loudly',
+      () => {
+        throw new TypeError('boom')
+      },
+      { queue, maxRetries: 0 },
+    )
+    const sent = await Promise.all([fails.send(), fails.send()])
+    // Concurrency 1: the second message starts only if the first one's slot was freed.
+    const worker = broker.worker({ queues: [queue], concurrency: 1 })
+    await worker.start()
+    await broker.join({ queues: [queue], timeoutMs: 10_000 })
+    await worker.stop()
+    const rows = await db.sql`select state from iddqueue.messages
+      where id = any(${sent.map((m) => m.id)}::uuid[])`
+    expect(rows.map((r) => r.state)).toEqual(['rejected', 'rejected'])
+  })
+
   it('warns, naming the actor, message and error, when a message is rejected for good', async () => {
     const { logger, lines } = recordingLogger()
     const broker = db.broker({ logger })

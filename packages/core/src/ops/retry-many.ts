@@ -1,6 +1,7 @@
 import { checkText, timeOption } from '../options/check-option.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { wrapError } from '../runtime/wrap-error.js'
+import { MAX_ERROR_TYPE } from '../worker/failure-record.js'
 import { assertFilter, type BulkOptions, bulkBatchSize, Conditions } from './bulk-filter.js'
 
 /**
@@ -60,7 +61,7 @@ export async function retryMany(
   const batchSize = bulkBatchSize(options.batchSize)
   const failedBefore = timeOption('failedBefore', options.failedBefore)
   const { errorType } = options
-  checkText('errorType', errorType, 200)
+  checkText('errorType', errorType, MAX_ERROR_TYPE)
   const messages = core.ns.table('messages')
   // $1 is the call's start; the filters follow.
   const params: unknown[] = [null]

@@ -1,3 +1,4 @@
+import { describeValue } from '@iddqueue/schema'
 /**
  * Structured fields attached to a log line.
  *
@@ -34,16 +35,23 @@ const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error:
 
 function render(fields: LogFields | undefined): string {
   if (!fields) return ''
-  const parts = Object.entries(fields).map(([key, value]) => {
-    const text =
-      value instanceof Error
-        ? `${value.name}: ${value.message}`
-        : typeof value === 'string'
-          ? value
-          : JSON.stringify(value)
-    return `${key}=${text}`
-  })
+  const parts = Object.entries(fields).map(([key, value]) => `${key}=${fieldText(value)}`)
   return parts.length ? ` ${parts.join(' ')}` : ''
+}
+
+/** A field's text; never throws (a thrown bigint or prototype-less object reaches the log too). */
+function fieldText(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value instanceof Error) return `${text(value.name)}: ${text(value.message)}`
+  try {
+    return JSON.stringify(value) ?? describeValue(value)
+  } catch {
+    return describeValue(value)
+  }
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : describeValue(value)
 }
 
 /**

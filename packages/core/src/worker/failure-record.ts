@@ -1,7 +1,9 @@
-import type { FailureRecord } from '@iddqueue/schema'
+import { describeValue, type FailureRecord } from '@iddqueue/schema'
 
 /** Longest error text kept with a message. */
 export const MAX_FAILURE_TEXT = 2000
+/** Longest error type kept: what `retryFailed({ errorType })` can select. */
+export const MAX_ERROR_TYPE = 200
 const MAX_STACK = 8000
 
 /** jsonb refuses \u0000 and unpaired surrogates; error texts may hold either. */
@@ -22,7 +24,7 @@ export function describeError(error: unknown): { type: string; message: string }
       ? error.name
       : error.constructor?.name || 'Error'
     : typeof error
-  let text: string
+  let text: unknown
   try {
     text = isError
       ? error.message
@@ -30,9 +32,18 @@ export function describeError(error: unknown): { type: string; message: string }
         ? error
         : (JSON.stringify(error) ?? String(error))
   } catch {
-    text = String(error)
+    // JSON.stringify throws on a bigint, String() on an object without a prototype.
+    text = error
   }
-  return { type: clean(type), message: clean(text.slice(0, MAX_FAILURE_TEXT)) }
+  return {
+    type: clean(asText(type).slice(0, MAX_ERROR_TYPE)),
+    message: clean(asText(text).slice(0, MAX_FAILURE_TEXT)),
+  }
+}
+
+/** A string as is; anything else (a name or message that is not a string) described safely. */
+function asText(value: unknown): string {
+  return typeof value === 'string' ? value : describeValue(value)
 }
 
 /**

@@ -95,7 +95,12 @@ export class RunExecutor {
     run.endProgress()
     // A transactional run that committed settled in its own transaction.
     if (!run.abandoned && !run.settled) this.settler.add(run)
-    this.#emitOutcome(run, run.outcome)
+    try {
+      this.#emitOutcome(run, run.outcome)
+    } catch {
+      // A logger that throws must not keep the slot forever: the outcome is
+      // already on its way to the database, which is what counts.
+    }
     // Keep the slot until the handler really ends (a time limit fails the
     // attempt first), so no more than `concurrency` handlers ever run.
     if (run.handler && run.endedEarly) {

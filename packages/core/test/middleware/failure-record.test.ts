@@ -114,6 +114,50 @@ describe('failure metadata', () => {
     ])
   })
 
+  it('keeps 200 characters of the error type, so retryFailed({ errorType }) can select it', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue()
+    const long = broker.actor(
+      'long_type',
+      () => {
+        const error = new Error('named at length')
+        error.name = `Long${'E'.repeat(300)}`
+        throw error
+      },
+      { queue, maxRetries: 0 },
+    )
+    const message = await long.send()
+    const worker = broker.worker()
+    await worker.start()
+    await broker.join({ timeoutMs: 5_000 })
+    await worker.stop()
+    const type = `Long${'E'.repeat(196)}`
+    expect((await messageRow(message.id)).failure.type).toBe(type)
+    expect(await broker.retryFailed({ queue, errorType: type })).toMatchObject({ retried: 1 })
+  })
+
+  it('records a thrown value that neither JSON nor String() can render', async () => {
+    const broker = db.broker()
+    const queue = uniqueQueue()
+    const odd = broker.actor(
+      'unrenderable',
+      () => {
+        // JSON.stringify throws on the bigint, String() on the missing prototype.
+        throw Object.assign(Object.create(null), { amount: 1n })
+      },
+      { queue, maxRetries: 0 },
+    )
+    const message = await odd.send()
+    const worker = broker.worker()
+    await worker.start()
+    await broker.join({ timeoutMs: 5_000 })
+    await worker.stop()
+    expect(await messageRow(message.id)).toMatchObject({
+      state: 'rejected',
+      failure: { type: 'object', message: 'an object' },
+    })
+  })
+
   it('stores the stack with a failed attempt and clears the failure on success', async () => {
     const snapshots: SettleSnapshot[] = []
     const broker = db.broker({ middleware: [settleProbe(snapshots)] })

@@ -1,4 +1,5 @@
 import { IddqueueError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 
 /**
  * `create()` found a schedule with that name in the namespace; it never
@@ -14,7 +15,7 @@ import { IddqueueError } from '@iddqueue/core'
 export class ScheduleExistsError extends IddqueueError {
   constructor(readonly scheduleName: string) {
     super(
-      `Schedule ${JSON.stringify(scheduleName)} already exists; create() never overwrites one (use update() or define())`,
+      `Schedule ${describeValue(scheduleName)} already exists; create() never overwrites one (use update() or define())`,
     )
   }
 }
@@ -27,6 +28,6 @@ export class ScheduleExistsError extends IddqueueError {
  */
 export class ScheduleNotFoundError extends IddqueueError {
   constructor(readonly scheduleName: string) {
-    super(`Schedule ${JSON.stringify(scheduleName)} does not exist`)
+    super(`Schedule ${describeValue(scheduleName)} does not exist`)
   }
 }

@@ -1,4 +1,5 @@
 import { type Broker, InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import type { Scheduler, TickResult } from './scheduler.js'
 import type { SchedulerHost } from './scheduler-host.js'
 
@@ -50,7 +51,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   if (value === undefined) return fallback
   if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TIMER_MS) {
     throw new InvalidOptionError(
-      `Invalid ${name} ${String(value)}: expected a positive integer of milliseconds`,
+      `Invalid ${name} ${describeValue(value)}: expected a positive integer of milliseconds`,
     )
   }
   return value

@@ -4,7 +4,7 @@ import {
   type EnqueueEntry,
   InvalidOptionError,
 } from '@iddqueue/core'
-import type { Executor } from '@iddqueue/schema'
+import { describeValue, type Executor } from '@iddqueue/schema'
 import {
   assertScheduleName,
   type ResolvedSchedule,
@@ -253,7 +253,7 @@ class SchedulerApi implements Scheduler {
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
     if (!Number.isSafeInteger(this.#maxPayloadBytes) || this.#maxPayloadBytes < 1) {
       throw new InvalidOptionError(
-        `Invalid maxPayloadBytes ${String(options.maxPayloadBytes)}: expected a positive integer`,
+        `Invalid maxPayloadBytes ${describeValue(options.maxPayloadBytes)}: expected a positive integer`,
       )
     }
     // The actor's declared queue and priority when this process declares it.
@@ -322,13 +322,15 @@ class SchedulerApi implements Scheduler {
       throw new InvalidOptionError('Invalid schedules: expected an array of definitions')
     }
     if (options.prune !== undefined && typeof options.prune !== 'boolean') {
-      throw new InvalidOptionError(`Invalid prune ${String(options.prune)}: expected true or false`)
+      throw new InvalidOptionError(
+        `Invalid prune ${describeValue(options.prune)}: expected true or false`,
+      )
     }
     const resolved = definitions.map((d) => this.#resolve(d))
     const names = new Set<string>()
     for (const r of resolved) {
       if (names.has(r.name))
-        throw new InvalidOptionError(`Schedule ${JSON.stringify(r.name)} is defined twice`)
+        throw new InvalidOptionError(`Schedule ${describeValue(r.name)} is defined twice`)
       names.add(r.name)
     }
     // Name order: two define() calls lock and insert in one order, so they wait instead of deadlocking.
@@ -415,11 +417,11 @@ class SchedulerApi implements Scheduler {
     assertScheduleName(name)
     if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) {
       throw new InvalidOptionError(
-        `Invalid changes for schedule ${JSON.stringify(name)}: expected an object`,
+        `Invalid changes for schedule ${describeValue(name)}: expected an object`,
       )
     }
     if ('name' in changes) {
-      throw new InvalidOptionError(`Schedule ${JSON.stringify(name)}: a schedule cannot be renamed`)
+      throw new InvalidOptionError(`Schedule ${describeValue(name)}: a schedule cannot be renamed`)
     }
     // Check the changes on their own before any SQL; the merged definition is checked again below.
     const probe: Record<string, unknown> = {
@@ -435,7 +437,7 @@ class SchedulerApi implements Scheduler {
     }
     if (probe.everyMs !== undefined && probe.cron !== undefined) {
       throw new InvalidOptionError(
-        `Schedule ${JSON.stringify(name)}: give everyMs or cron (exactly one)`,
+        `Schedule ${describeValue(name)}: give everyMs or cron (exactly one)`,
       )
     }
     this.#resolve(probe as unknown as ScheduleDefinition)
@@ -510,7 +512,7 @@ class SchedulerApi implements Scheduler {
     assertScheduleName(name)
     if (!Number.isInteger(count) || count < 1 || count > 1_000) {
       throw new InvalidOptionError(
-        `Invalid count ${String(count)}: expected an integer from 1 to 1000`,
+        `Invalid count ${describeValue(count)}: expected an integer from 1 to 1000`,
       )
     }
     const host = await this.#host()
@@ -526,7 +528,7 @@ class SchedulerApi implements Scheduler {
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new InvalidOptionError(
-        `Invalid limit ${String(options.limit)}: expected a positive integer`,
+        `Invalid limit ${describeValue(options.limit)}: expected a positive integer`,
       )
     }
     const host = await this.#host()

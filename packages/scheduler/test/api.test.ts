@@ -159,6 +159,61 @@ describe('create, list, update, enable, disable, delete', () => {
     expect(await scheduleCount()).toBe(before)
   })
 
+  it('names any value in its refusals, a bigint or an object without a prototype, storing nothing', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const name = unique('any')
+    await schedules.create({ name, actor: 'a', everyMs: 60_000 })
+    const before = await scheduleCount()
+    const bare = Object.create(null)
+    const cases: [() => unknown, string][] = [
+      [
+        () => createScheduler(broker, { maxPayloadBytes: 1n as never }),
+        'Invalid maxPayloadBytes 1n: expected a positive integer',
+      ],
+      [
+        () => schedules.define([], { prune: bare }),
+        'Invalid prune an object: expected true or false',
+      ],
+      [
+        () => schedules.nextRuns(name, 3n as never),
+        'Invalid count 3n: expected an integer from 1 to 1000',
+      ],
+      [
+        () => schedules.tick({ limit: bare }),
+        'Invalid limit an object: expected a positive integer',
+      ],
+      [
+        () => schedules.start({ safetyPollMs: 1n as never }),
+        'Invalid safetyPollMs 1n: expected a positive integer of milliseconds',
+      ],
+      [
+        () => schedules.update(name, { everyMs: 2n as never }),
+        `Schedule "${name}": invalid everyMs 2n: expected a positive integer of milliseconds`,
+      ],
+      [
+        () => schedules.update(1n as never, { everyMs: 1_000 }),
+        'Invalid schedule name 1n: expected 1 to 128 characters without control characters',
+      ],
+      [
+        () =>
+          schedules.create({
+            name: unique('any'),
+            actor: 'a',
+            everyMs: 1_000,
+            catchUp: { max: 1n as never },
+          }),
+        "invalid catchUp an object: expected 'latest' or { max: 1..1000, withinMs?: a positive integer }",
+      ],
+    ]
+    for (const [run, text] of cases) {
+      const error = await rejection((async () => run())())
+      expect(InvalidOptionError.isInstance(error), `${text}: ${String(error)}`).toBe(true)
+      expect((error as Error).message.endsWith(text), (error as Error).message).toBe(true)
+    }
+    expect(await scheduleCount()).toBe(before)
+  })
+
   it('updates, disables, enables and deletes; nextRuns follows the stored timing', async () => {
     const schedules = createScheduler(db.broker())
     const name = unique('cron')

@@ -45,6 +45,71 @@ describe('resolveDefinition', () => {
     expect(error.message).toContain(named)
   })
 
+  // String() throws on an object without a prototype and JSON.stringify on a
+  // bigint, even inside an object: the refusal must still be InvalidOptionError.
+  it.each([
+    [
+      { name: 1n },
+      'Invalid schedule name 1n: expected 1 to 128 characters without control characters',
+    ],
+    [
+      { everyMs: Object.create(null) },
+      'Schedule "s": invalid everyMs an object: expected a positive integer of milliseconds',
+    ],
+    [
+      { startAt: Object.create(null) },
+      'Schedule "s": invalid startAt an object: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)',
+    ],
+    [
+      { endAt: 5n },
+      'Schedule "s": invalid endAt 5n: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)',
+    ],
+    [
+      { catchUp: { max: 1n } },
+      'Schedule "s": invalid catchUp an object: expected \'latest\' or { max: 1..1000, withinMs?: a positive integer }',
+    ],
+    [
+      { catchUp: 2n },
+      'Schedule "s": invalid catchUp 2n: expected \'latest\' or { max: 1..1000, withinMs?: a positive integer }',
+    ],
+    [
+      { enabled: Object.create(null) },
+      'Schedule "s": invalid enabled an object: expected true or false',
+    ],
+    [
+      { overlap: Symbol('o') },
+      "Schedule \"s\": invalid overlap a symbol: expected 'allow' or 'skip'",
+    ],
+    [
+      { everyMs: undefined, cron: 1n },
+      'Schedule "s": invalid cron 1n: expected a cron expression such as \'0 3 * * *\'',
+    ],
+    [
+      { priority: Object.create(null) },
+      'Schedule "s": invalid priority an object: expected an integer from -2147483647 to 2147483647',
+    ],
+  ])('names any value: %o', (input, text) => {
+    const error = refusal(input)
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect(error.message).toBe(text)
+  })
+
+  it('refuses a definition that is not an object, naming it', () => {
+    for (const [definition, text] of [
+      [1n, 'Invalid schedule 1n: expected an object'],
+      [Symbol('d'), 'Invalid schedule a symbol: expected an object'],
+    ] as const) {
+      let error: unknown
+      try {
+        resolveDefinition(definition as never, defaults, 1_024)
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toBeInstanceOf(InvalidOptionError)
+      expect((error as Error).message).toBe(text)
+    }
+  })
+
   it('refuses oversized and non-JSON args with typed errors', () => {
     expect(PayloadTooLargeError.isInstance(refusal({ args: ['x'.repeat(2_000)] }))).toBe(true)
     expect(IddqueueError.isInstance(refusal({ args: [new Date()] }))).toBe(true)

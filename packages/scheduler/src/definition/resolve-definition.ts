@@ -5,6 +5,7 @@ import {
   InvalidOptionError,
   PayloadTooLargeError,
 } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import type { CatchUp } from '../timing/plan-tick.js'
 import { cronOf, type ScheduleTiming } from '../timing/schedule-timing.js'
 import type { Overlap, ScheduleDefinition } from './schedule-definition.js'
@@ -55,13 +56,6 @@ const INT4_MAX = 2_147_483_647
 /** Bounds what one tick publishes for one schedule. */
 export const MAX_CATCH_UP = 1_000
 
-const show = (value: unknown): string =>
-  typeof value === 'string'
-    ? JSON.stringify(value)
-    : value instanceof Date
-      ? value.toString()
-      : String(value)
-
 /** @internal Checks a schedule name. */
 export function assertScheduleName(name: unknown): asserts name is string {
   if (
@@ -73,7 +67,7 @@ export function assertScheduleName(name: unknown): asserts name is string {
     !name.isWellFormed()
   ) {
     throw new InvalidOptionError(
-      `Invalid schedule name ${show(name)}: expected 1 to 128 characters without control characters`,
+      `Invalid schedule name ${describeValue(name)}: expected 1 to 128 characters without control characters`,
     )
   }
 }
@@ -90,7 +84,7 @@ function toMs(what: string, value: Date | string | number): number {
           : Number.NaN
   if (!Number.isFinite(ms) || Math.abs(ms) > 8_640_000_000_000_000) {
     throw new InvalidOptionError(
-      `${what} ${show(value)}: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)`,
+      `${what} ${describeValue(value)}: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)`,
     )
   }
   return Math.trunc(ms)
@@ -108,7 +102,7 @@ export function assertTimezone(where: string, timezone: unknown): asserts timezo
   }
   if (!ok) {
     throw new InvalidOptionError(
-      `${where}: unknown time zone ${show(timezone)}: expected an IANA name such as 'Europe/Paris' or 'UTC'`,
+      `${where}: unknown time zone ${describeValue(timezone)}: expected an IANA name such as 'Europe/Paris' or 'UTC'`,
     )
   }
 }
@@ -117,7 +111,7 @@ function resolveCatchUp(where: string, value: unknown): CatchUp {
   if (value === undefined || value === 'latest') return 'latest'
   const fail = (): never => {
     throw new InvalidOptionError(
-      `${where}: invalid catchUp ${typeof value === 'object' ? JSON.stringify(value) : show(value)}: expected 'latest' or { max: 1..${MAX_CATCH_UP}, withinMs?: a positive integer }`,
+      `${where}: invalid catchUp ${describeValue(value)}: expected 'latest' or { max: 1..${MAX_CATCH_UP}, withinMs?: a positive integer }`,
     )
   }
   if (typeof value !== 'object' || value === null) return fail()
@@ -146,10 +140,12 @@ export function resolveDefinition(
   maxPayloadBytes: number,
 ): ResolvedSchedule {
   if (typeof definition !== 'object' || definition === null || Array.isArray(definition)) {
-    throw new InvalidOptionError(`Invalid schedule ${show(definition)}: expected an object`)
+    throw new InvalidOptionError(
+      `Invalid schedule ${describeValue(definition)}: expected an object`,
+    )
   }
   assertScheduleName(definition.name)
-  const where = `Schedule ${JSON.stringify(definition.name)}`
+  const where = `Schedule ${describeValue(definition.name)}`
   const fail = (text: string): never => {
     throw new InvalidOptionError(`${where}: ${text}`)
   }
@@ -157,7 +153,7 @@ export function resolveDefinition(
   const d = definition
   if (typeof d.actor !== 'string' || !ACTOR.test(d.actor)) {
     fail(
-      `invalid actor name ${show(d.actor)}: expected 1 to 128 ASCII letters, digits, '_', '.', ':' or '-'`,
+      `invalid actor name ${describeValue(d.actor)}: expected 1 to 128 ASCII letters, digits, '_', '.', ':' or '-'`,
     )
   }
   const fallback = d.queue === undefined || d.priority === undefined ? defaults(d.actor) : undefined
@@ -169,10 +165,12 @@ export function resolveDefinition(
   }
   const priority = d.priority ?? fallback!.priority
   if (!Number.isInteger(priority) || Math.abs(priority) > INT4_MAX) {
-    fail(`invalid priority ${show(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`)
+    fail(
+      `invalid priority ${describeValue(priority)}: expected an integer from -${INT4_MAX} to ${INT4_MAX}`,
+    )
   }
   const args = d.args ?? []
-  if (!Array.isArray(args)) fail(`invalid args ${show(args)}: expected an array`)
+  if (!Array.isArray(args)) fail(`invalid args ${describeValue(args)}: expected an array`)
   let argsJson: string
   try {
     argsJson = encodeJson(args, 'args')
@@ -194,13 +192,15 @@ export function resolveDefinition(
   let timezone: string | null = null
   if (d.everyMs !== undefined) {
     if (typeof d.everyMs !== 'number' || !Number.isSafeInteger(d.everyMs) || d.everyMs <= 0) {
-      fail(`invalid everyMs ${show(d.everyMs)}: expected a positive integer of milliseconds`)
+      fail(
+        `invalid everyMs ${describeValue(d.everyMs)}: expected a positive integer of milliseconds`,
+      )
     }
     if (d.timezone !== undefined) fail('timezone applies to cron schedules only')
     everyMs = d.everyMs
   } else {
     if (typeof d.cron !== 'string' || d.cron.trim() === '' || d.cron.length > 256) {
-      fail(`invalid cron ${show(d.cron)}: expected a cron expression such as '0 3 * * *'`)
+      fail(`invalid cron ${describeValue(d.cron)}: expected a cron expression such as '0 3 * * *'`)
     }
     timezone = d.timezone ?? 'UTC'
     assertTimezone(where, timezone)
@@ -209,7 +209,7 @@ export function resolveDefinition(
       cronOf(cron, timezone)
     } catch (error) {
       throw new InvalidOptionError(
-        `${where}: invalid cron ${JSON.stringify(cron)}: ${(error as Error).message}`,
+        `${where}: invalid cron ${describeValue(cron)}: ${(error as Error).message}`,
         { cause: error },
       )
     }
@@ -222,12 +222,12 @@ export function resolveDefinition(
     )
   }
   if (d.enabled !== undefined && typeof d.enabled !== 'boolean') {
-    fail(`invalid enabled ${show(d.enabled)}: expected true or false`)
+    fail(`invalid enabled ${describeValue(d.enabled)}: expected true or false`)
   }
   const catchUp = resolveCatchUp(where, d.catchUp)
   const overlap = d.overlap ?? 'allow'
   if (overlap !== 'allow' && overlap !== 'skip') {
-    fail(`invalid overlap ${show(overlap)}: expected 'allow' or 'skip'`)
+    fail(`invalid overlap ${describeValue(overlap)}: expected 'allow' or 'skip'`)
   }
   const body = {
     name: d.name,

@@ -516,3 +516,41 @@ describe('delete, then create the same name', () => {
     expect((await schedules.get(name))!.nextRunAt!.getTime()).toBe(startAt + 3_600_000)
   })
 })
+
+describe('the ends of time', () => {
+  const MAX_DATE_MS = 8.64e15
+
+  it('refuses a cron start croner cannot compute from, and a start PostgreSQL cannot store', async () => {
+    const schedules = createScheduler(db.broker())
+    for (const definition of [
+      // croner threw a plain RangeError from create().
+      { name: unique('late'), actor: 'a', cron: '* * * * *', startAt: MAX_DATE_MS - 1_000 },
+      // PostgreSQL refused it in the INSERT: "timestamp out of range".
+      { name: unique('early'), actor: 'a', everyMs: 1_000, startAt: -210_866_803_200_001 },
+    ]) {
+      const error = await rejection(schedules.create(definition))
+      expect(InvalidOptionError.isInstance(error), String(error)).toBe(true)
+      expect((error as Error).message).toContain('invalid startAt')
+    }
+    expect(await scheduleCount()).toBe(0)
+  })
+
+  it('ends an interval schedule whose next occurrence would pass the latest Date', async () => {
+    const schedules = createScheduler(db.broker())
+    const name = unique('long')
+    await schedules.create({
+      name,
+      actor: 'a',
+      everyMs: Number.MAX_SAFE_INTEGER,
+      startAt: Date.now() - 1_000,
+    })
+    const tick = await schedules.tick()
+    expect(tick.failed).toEqual([])
+    expect(tick.published).toHaveLength(1)
+    // It stored a next run past the latest Date, read back as an Invalid Date.
+    expect((await schedules.get(name))!.nextRunAt).toBeNull()
+    const late = unique('late')
+    await schedules.create({ name: late, actor: 'a', everyMs: 1e14, startAt: 8.6e15 })
+    expect((await schedules.nextRuns(late, 3)).map((d) => d.getTime())).toEqual([8.6e15])
+  })
+})

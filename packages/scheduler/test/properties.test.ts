@@ -127,6 +127,9 @@ const badField: fc.Arbitrary<{ fields: Record<string, unknown>; mention: string 
           Number.NaN,
           Number.POSITIVE_INFINITY,
           8.64e15 + 1,
+          // Before PostgreSQL's earliest timestamptz (4714-11-24 BC).
+          -210_866_803_200_001,
+          new Date(-8.64e15),
           new Date(Number.NaN),
           '2026-01-01T00:00:00',
           '2026-01-01',
@@ -137,7 +140,12 @@ const badField: fc.Arbitrary<{ fields: Record<string, unknown>; mention: string 
       )
       .map((value) => ({ fields: { everyMs: 1_000, [key]: value }, mention: key })),
   ),
-  fc.tuple(safeInt(-8.64e15, 8.64e15), safeInt(0, 1e12)).map(([start, back]) => ({
+  // A cron schedule starting in the last week of the Date range: croner cannot compute from there.
+  safeInt(8.64e15 - 7 * 86_400_000 + 1, 8.64e15).map((startAt) => ({
+    fields: { cron: '* * * * *', startAt },
+    mention: 'startAt',
+  })),
+  fc.tuple(safeInt(-210_866_803_200_000 + 1e12, 8.64e15), safeInt(0, 1e12)).map(([start, back]) => ({
     fields: { everyMs: 1_000, startAt: start, endAt: start - back },
     mention: 'endAt',
   })),

@@ -1,6 +1,7 @@
 import { IddqueueError, InvalidOptionError, PayloadTooLargeError } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
-import { resolveDefinition } from './resolve-definition.js'
+import { LATEST_CRON_MS } from '../timing/schedule-timing.js'
+import { MIN_TIME_MS, resolveDefinition } from './resolve-definition.js'
 import type { ScheduleDefinition } from './schedule-definition.js'
 
 const defaults = () => ({ queue: 'default', priority: 0 })
@@ -108,6 +109,41 @@ describe('resolveDefinition', () => {
       expect(error).toBeInstanceOf(InvalidOptionError)
       expect((error as Error).message).toBe(text)
     }
+  })
+
+  it('refuses times PostgreSQL cannot store, and a cron start croner cannot compute from', () => {
+    const cron = { everyMs: undefined, cron: '* * * * *' }
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { startAt: MIN_TIME_MS - 1 },
+        'Schedule "s": invalid startAt -004713-11-23T23:59:59.999Z: expected a time from -004713-11-24T00:00:00.000Z (PostgreSQL\'s earliest) to +275760-09-13T00:00:00.000Z',
+      ],
+      [
+        { endAt: new Date(-8.64e15) },
+        'Schedule "s": invalid endAt -271821-04-20T00:00:00.000Z: expected a time from -004713-11-24T00:00:00.000Z (PostgreSQL\'s earliest) to +275760-09-13T00:00:00.000Z',
+      ],
+      // croner threw a RangeError here, out of create().
+      [
+        { ...cron, startAt: 8.64e15 },
+        'Schedule "s": invalid startAt +275760-09-13T00:00:00.000Z: a cron schedule starts at the latest at +275760-09-06T00:00:00.000Z (its occurrences are not computed past it)',
+      ],
+      [
+        { ...cron, startAt: LATEST_CRON_MS + 1 },
+        'Schedule "s": invalid startAt +275760-09-06T00:00:00.001Z: a cron schedule starts at the latest at +275760-09-06T00:00:00.000Z (its occurrences are not computed past it)',
+      ],
+    ]
+    for (const [input, text] of cases) {
+      const error = refusal(input)
+      expect(error).toBeInstanceOf(InvalidOptionError)
+      expect(error.message).toBe(text)
+    }
+    // The bounds themselves are taken.
+    expect(resolve({ startAt: MIN_TIME_MS, endAt: 8.64e15 })).toMatchObject({
+      startAtMs: MIN_TIME_MS,
+      endAtMs: 8.64e15,
+    })
+    expect(resolve({ ...cron, startAt: LATEST_CRON_MS }).startAtMs).toBe(LATEST_CRON_MS)
+    expect(resolve({ everyMs: Number.MAX_SAFE_INTEGER, startAt: 8.64e15 }).startAtMs).toBe(8.64e15)
   })
 
   it('refuses oversized and non-JSON args with typed errors', () => {

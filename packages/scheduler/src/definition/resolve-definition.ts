@@ -7,7 +7,12 @@ import {
 } from '@iddqueue/core'
 import { describeValue } from '@iddqueue/schema'
 import type { CatchUp } from '../timing/plan-tick.js'
-import { cronOf, type ScheduleTiming } from '../timing/schedule-timing.js'
+import {
+  cronOf,
+  LATEST_CRON_MS,
+  MAX_DATE_MS,
+  type ScheduleTiming,
+} from '../timing/schedule-timing.js'
 import type { Overlap, ScheduleDefinition } from './schedule-definition.js'
 
 /** @internal A definition checked and normalised, ready to store. */
@@ -72,6 +77,9 @@ export function assertScheduleName(name: unknown): asserts name is string {
   }
 }
 
+/** PostgreSQL's earliest timestamptz, 4714-11-24T00:00:00Z BC: an earlier time cannot be stored. */
+export const MIN_TIME_MS = -210_866_803_200_000
+
 /** @internal Epoch ms of a Date, an ISO 8601 string with a zone, or epoch ms. */
 function toMs(what: string, value: Date | string | number): number {
   const ms =
@@ -82,9 +90,14 @@ function toMs(what: string, value: Date | string | number): number {
         : typeof value === 'string' && /(?:Z|[+-]\d\d:?\d\d)$/i.test(value.trim())
           ? Date.parse(value)
           : Number.NaN
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8_640_000_000_000_000) {
+  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) {
     throw new InvalidOptionError(
       `${what} ${describeValue(value)}: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)`,
+    )
+  }
+  if (Math.trunc(ms) < MIN_TIME_MS) {
+    throw new InvalidOptionError(
+      `${what} ${new Date(ms).toISOString()}: expected a time from ${new Date(MIN_TIME_MS).toISOString()} (PostgreSQL's earliest) to ${new Date(MAX_DATE_MS).toISOString()}`,
     )
   }
   return Math.trunc(ms)
@@ -216,6 +229,11 @@ export function resolveDefinition(
   }
   const startAtMs = d.startAt === undefined ? null : toMs(`${where}: invalid startAt`, d.startAt)
   const endAtMs = d.endAt === undefined ? null : toMs(`${where}: invalid endAt`, d.endAt)
+  if (cron !== null && startAtMs !== null && startAtMs > LATEST_CRON_MS) {
+    fail(
+      `invalid startAt ${new Date(startAtMs).toISOString()}: a cron schedule starts at the latest at ${new Date(LATEST_CRON_MS).toISOString()} (its occurrences are not computed past it)`,
+    )
+  }
   if (startAtMs !== null && endAtMs !== null && endAtMs <= startAtMs) {
     fail(
       `endAt ${new Date(endAtMs).toISOString()} is not after startAt ${new Date(startAtMs).toISOString()}`,

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { upcomingRuns } from './plan-tick.js'
-import { type CronTiming, occurrenceAfter, occurrencesWithin } from './schedule-timing.js'
+import {
+  type CronTiming,
+  LATEST_CRON_MS,
+  MAX_DATE_MS,
+  occurrenceAfter,
+  occurrencesWithin,
+} from './schedule-timing.js'
+
+const DAY_MS = 86_400_000
 
 const iso = (ms: number[]) => ms.map((t) => new Date(t).toISOString())
 const at = (text: string) => Date.parse(text)
@@ -144,6 +152,49 @@ describe('interval and window', () => {
     expect(iso(upcomingRuns(timing, at('2026-01-01T00:00:00Z'), 2))).toEqual([
       '2026-01-01T05:00:00.000Z',
       '2026-01-01T06:00:00.000Z',
+    ])
+  })
+})
+
+describe('the end of time', () => {
+  // croner throws a RangeError once local time passes the latest Date; an
+  // interval can step past it. Neither may escape: there is no occurrence there.
+  const zones = ['UTC', 'Pacific/Kiritimati', 'Etc/GMT+12', 'Australia/Lord_Howe', 'Asia/Kathmandu']
+  const patterns = ['* * * * *', '30 * * * * *', '0 3 * * *', '0 0 1 1 *']
+
+  it('has no cron occurrence after LATEST_CRON_MS, and never throws near the latest Date', () => {
+    for (const timezone of zones) {
+      for (const pattern of patterns) {
+        const timing = cron(pattern, timezone)
+        for (
+          let afterMs = LATEST_CRON_MS - 2 * DAY_MS;
+          afterMs <= MAX_DATE_MS;
+          afterMs += 6 * 3_600_000
+        ) {
+          const next = occurrenceAfter(timing, afterMs)
+          if (next !== null) expect(next).toBeLessThanOrEqual(LATEST_CRON_MS)
+          expect(() => occurrencesWithin(timing, afterMs - DAY_MS, afterMs, 3)).not.toThrow()
+        }
+        const runs = upcomingRuns({ ...timing, startAtMs: LATEST_CRON_MS - DAY_MS }, 0, 1_000)
+        expect(runs.at(-1) ?? 0).toBeLessThanOrEqual(LATEST_CRON_MS)
+      }
+    }
+  })
+
+  it('has no interval occurrence after the latest Date, however long everyMs is', () => {
+    const timing = { kind: 'interval', everyMs: Number.MAX_SAFE_INTEGER, anchorMs: 0 } as const
+    expect(occurrenceAfter(timing, -1)).toBe(0)
+    expect(occurrenceAfter(timing, 0)).toBeNull()
+    const late = { kind: 'interval', everyMs: DAY_MS, anchorMs: MAX_DATE_MS - 2 * DAY_MS } as const
+    expect(upcomingRuns(late, 0, 10)).toEqual([
+      MAX_DATE_MS - 2 * DAY_MS,
+      MAX_DATE_MS - DAY_MS,
+      MAX_DATE_MS,
+    ])
+    expect(occurrencesWithin(late, 0, Number.MAX_SAFE_INTEGER, 5)).toEqual([
+      MAX_DATE_MS - 2 * DAY_MS,
+      MAX_DATE_MS - DAY_MS,
+      MAX_DATE_MS,
     ])
   })
 })

@@ -39,6 +39,16 @@ export interface CronTiming {
   readonly endAtMs?: number | undefined
 }
 
+/** The latest time a Date holds (+275760-09-13T00:00:00Z): no occurrence falls after it. */
+export const MAX_DATE_MS = 8_640_000_000_000_000
+
+/**
+ * The latest cron occurrence computed. croner works in the schedule's local
+ * time and throws a RangeError once that reaches past the latest Date (from
+ * about a day before it, in UTC+14); a week's margin keeps every zone clear.
+ */
+export const LATEST_CRON_MS = MAX_DATE_MS - 7 * 86_400_000
+
 // Parsing a pattern is the costly part of croner: keep one Cron per (pattern, zone).
 const crons = new Map<string, Cron>()
 const MAX_CACHED = 1_000
@@ -57,7 +67,7 @@ export function cronOf(cron: string, timezone: string): Cron {
 
 /**
  * The first occurrence strictly after `afterMs`, or null when there is none
- * before `endAt`.
+ * before `endAt` (or before the latest Date, {@link LATEST_CRON_MS} for cron).
  *
  * @example
  * occurrenceAfter({ kind: 'interval', everyMs: 1_000, anchorMs: 0 }, 1_500) // 2_000
@@ -70,11 +80,17 @@ export function occurrenceAfter(timing: ScheduleTiming, afterMs: number): number
       afterMs < anchorMs
         ? anchorMs
         : anchorMs + (Math.floor((afterMs - anchorMs) / everyMs) + 1) * everyMs
+    // A long everyMs steps past what a Date (and a stored time) can hold.
+    if (next > MAX_DATE_MS) next = null
   } else {
     // croner works in whole seconds and returns the first run strictly after its argument.
     const from =
       timing.startAtMs !== undefined && timing.startAtMs > afterMs ? timing.startAtMs - 1 : afterMs
-    next = cronOf(timing.cron, timing.timezone).nextRun(new Date(from))?.getTime() ?? null
+    next =
+      from >= LATEST_CRON_MS
+        ? null
+        : (cronOf(timing.cron, timing.timezone).nextRun(new Date(from))?.getTime() ?? null)
+    if (next !== null && next > LATEST_CRON_MS) next = null
   }
   return next !== null && timing.endAtMs !== undefined && next >= timing.endAtMs ? null : next
 }
@@ -103,7 +119,8 @@ export function occurrencesWithin(
   max: number,
 ): number[] {
   if (toMs < fromMs || max < 1) return []
-  const upper = timing.endAtMs !== undefined ? Math.min(toMs, timing.endAtMs - 1) : toMs
+  const latest = timing.kind === 'interval' ? MAX_DATE_MS : LATEST_CRON_MS
+  const upper = Math.min(toMs, latest, timing.endAtMs !== undefined ? timing.endAtMs - 1 : latest)
   if (timing.kind === 'interval') {
     const { everyMs, anchorMs } = timing
     if (upper < anchorMs) return []

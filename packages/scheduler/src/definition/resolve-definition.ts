@@ -77,7 +77,7 @@ export function assertScheduleName(name: unknown): asserts name is string {
   }
 }
 
-/** PostgreSQL's earliest timestamptz, 4714-11-24T00:00:00Z BC: an earlier time cannot be stored. */
+/** @internal PostgreSQL's earliest timestamptz, 4714-11-24T00:00:00Z BC: an earlier time cannot be stored. */
 export const MIN_TIME_MS = -210_866_803_200_000
 
 /** @internal Epoch ms of a Date, an ISO 8601 string with a zone, or epoch ms. */

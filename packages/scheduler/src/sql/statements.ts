@@ -1,14 +1,33 @@
 import type { Namespace } from '@iddqueue/schema'
 
-const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`
-const ts = (param: string) => `(timestamptz 'epoch' + ${param}::float8 * interval '1 millisecond')`
+/** Epoch ms of a timestamptz, as an exact numeric (microseconds in its fraction). */
+const epochMs = (expr: string) => `(extract(epoch from ${expr}) * 1000)`
+/**
+ * A schedule's time, written from whole ms: read back as whole ms, rounded
+ * (a time stored before writes were exact is a hair off a whole ms, and
+ * truncating toward zero made one before 1970 read back 1 ms late).
+ */
+const ms = (column: string) => `round(${epochMs(column)})::float8`
+/** The clock, or a row's creation: the ms it falls in. */
+const clockMs = (expr: string) => `floor(${epochMs(expr)})::float8`
+const DAY_MS = 86_400_000
+/**
+ * Epoch ms as a timestamptz, exactly: whole days, plus the ms into the day,
+ * added to 1970-01-01 in UTC. A plain `ms * interval '1 millisecond'` is
+ * multiplied in float8 microseconds and lands off the ms beyond about 2,280
+ * years from 1970; these two products stay exact.
+ */
+const ts = (param: string) => {
+  const days = `floor(${param}::float8 / ${DAY_MS})`
+  return `((timestamp 'epoch' + ${days} * interval '1 day' + (${param}::float8 - ${days} * ${DAY_MS}) * interval '1 millisecond') at time zone 'UTC')`
+}
 
 /** The columns of a schedule row, times as epoch ms. */
 const COLUMNS = `name, actor, queue, args, priority, every_ms::float8 as every_ms, cron, timezone,
   ${ms('start_at')} as start_at_ms, ${ms('end_at')} as end_at_ms, ${ms('anchor_at')} as anchor_at_ms,
   catch_up, overlap, enabled, ${ms('next_run_at')} as next_run_ms, ${ms('last_run_at')} as last_run_ms,
   last_message_id::text as last_message_id, source, definition_hash,
-  ${ms('created_at')} as created_ms, ${ms('updated_at')} as updated_ms`
+  ${clockMs('created_at')} as created_ms, ${clockMs('updated_at')} as updated_ms`
 
 /** @internal A schedule row as the statements below return it. */
 export interface ScheduleRow {
@@ -88,7 +107,7 @@ export function schedulerStatements(
   return {
     channel: ns.channel('schedule'),
     // Whole milliseconds: intended times and message ids are made from them.
-    now: `select floor(${ms('clock_timestamp()')}) as now_ms`,
+    now: `select ${clockMs('clock_timestamp()')} as now_ms`,
     get: `select ${COLUMNS} from ${t} where name = $1`,
     lockMany: `select ${COLUMNS} from ${t} where name = any($1::text[]) order by name for update`,
     list: `select ${COLUMNS} from ${t} order by name`,
@@ -121,14 +140,14 @@ ${notify('$2')}`,
   delete from ${t} where source = 'code' and not (name = any($1::text[])) returning name
 )
 ${notify('$2')}`,
-    takeDue: `select ${COLUMNS}, floor(${ms('clock_timestamp()')}) as now_ms from ${t}
+    takeDue: `select ${COLUMNS}, ${clockMs('clock_timestamp()')} as now_ms from ${t}
 where enabled and next_run_at <= clock_timestamp() and not (name = any($1::text[]))
 order by next_run_at limit 1 for update skip locked`,
     isUnfinished: `select exists (select 1 from ${messagesTable}
   where id = $1::uuid and state in ('queued', 'consumed')) as unfinished`,
     advance: `update ${t} set next_run_at = ${ts('$2')}, last_run_at = coalesce(${ts('$3')}, last_run_at),
   last_message_id = coalesce($4::uuid, last_message_id) where name = $1`,
-    untilNext: `select ${ms('min(next_run_at)')} - ${ms('clock_timestamp()')} as wait_ms
+    untilNext: `select (${epochMs('min(next_run_at)')} - ${epochMs('clock_timestamp()')})::float8 as wait_ms
 from ${t} where enabled and next_run_at is not null`,
   }
 }

@@ -39,11 +39,11 @@ export interface CronTiming {
   readonly endAtMs?: number | undefined
 }
 
-/** The latest time a Date holds (+275760-09-13T00:00:00Z): no occurrence falls after it. */
+/** @internal The latest time a Date holds (+275760-09-13T00:00:00Z): no occurrence falls after it. */
 export const MAX_DATE_MS = 8_640_000_000_000_000
 
 /**
- * The latest cron occurrence computed. croner works in the schedule's local
+ * @internal The latest cron occurrence computed. croner works in the schedule's local
  * time and throws a RangeError once that reaches past the latest Date (from
  * about a day before it, in UTC+14); a week's margin keeps every zone clear.
  */

@@ -1,4 +1,10 @@
-import { coreMigrations, type Executor, migrate, postgresJsExecutor } from '@iddqueue/schema'
+import {
+  coreMigrations,
+  type Executor,
+  InvalidOptionError,
+  migrate,
+  postgresJsExecutor,
+} from '@iddqueue/schema'
 import { startTestDatabase } from '@iddqueue/testing'
 import postgres from 'postgres'
 import { Registry } from 'prom-client'
@@ -136,6 +142,34 @@ describe('queueMetrics', () => {
       await sql.end({ timeout: 1 })
       await server.stop()
     }
+  })
+
+  it('names any value it refuses: a bigint, an object without a prototype, null options', async () => {
+    for (const [options, text] of [
+      [{ port: 1n }, 'Invalid port 1n: expected an integer from 0 to 65535'],
+      [{ host: Object.create(null) }, 'Invalid host an object: expected a host name or address'],
+      [null, 'Invalid serveMetrics() options null: expected an object'],
+    ] as const) {
+      const error = await serveMetrics(options as never).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(InvalidOptionError)
+      expect((error as Error).message).toBe(text)
+    }
+    expect(() => queueMetrics(db.sql, null as never)).toThrow(
+      'Invalid queueMetrics() options null: expected an object',
+    )
+  })
+
+  it('answers 500 when a collection fails with a value String() throws on', async () => {
+    // It threw out of the rejection handler: no answer, and an unhandled rejection.
+    const failing = {
+      contentType: 'text/plain',
+      metrics: () => Promise.reject(Object.create(null)),
+    }
+    const server = await serveMetrics({ registry: failing as never, port: 0 })
+    servers.push(server)
+    const response = await fetch(server.url)
+    expect(response.status).toBe(500)
+    expect(await response.text()).toBe('scrape failed: an object\n')
   })
 
   it('refuses a bad port or host before listening, and answers 404 elsewhere', async () => {

@@ -92,6 +92,20 @@ describe('queueStats', () => {
     await expect(queueStats(42 as never)).rejects.toBeInstanceOf(InvalidOptionError)
   })
 
+  it.each([
+    [{ retained: 1n }, "Invalid retained 1n: expected 'exact' or 'estimate'"],
+    [
+      { retained: Object.create(null) },
+      "Invalid retained an object: expected 'exact' or 'estimate'",
+    ],
+    [{ lastHour: 1n }, 'Invalid lastHour 1n: expected true or false'],
+    [null, 'Invalid queueStats() options null: expected an object'],
+  ])('names any value it refuses: %o', async (options, text) => {
+    const error = await queueStats(db.sql, options as never).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(InvalidOptionError)
+    expect((error as Error).message).toBe(text)
+  })
+
   it("with retained: 'estimate' counts a small table exactly, from the same fields", async () => {
     const queue = uniqueQueue('fast')
     await insertRows(db.sql, queue, [

@@ -195,4 +195,39 @@ describe('tracing', () => {
     expect(await storedTrace(message.id)).toBeNull()
     expect(() => tracing({ traceMode: 'child' as TraceMode })).toThrow(InvalidOptionError)
   })
+
+  it.each([
+    [
+      { traceMode: 1n },
+      "Invalid traceMode 1n: expected 'link', 'parent' or 'parent-first-attempt'",
+    ],
+    [
+      { traceMode: Object.create(null) },
+      "Invalid traceMode an object: expected 'link', 'parent' or 'parent-first-attempt'",
+    ],
+    [null, 'Invalid tracing() options null: expected an object'],
+  ])('names any value it refuses: %o', (options, text) => {
+    expect(() => tracing(options as never)).toThrow(
+      expect.objectContaining({ name: 'InvalidOptionError', message: text }),
+    )
+  })
+
+  it('ends the process span of a handler that throws a value String() throws on', async () => {
+    const broker = tracedBroker('link')
+    const queue = uniqueQueue('tx')
+    const job = broker.actor(
+      'odd',
+      () => {
+        throw Object.create(null)
+      },
+      { queue, maxRetries: 0 },
+    )
+    const message = await job.send()
+    await drain(broker, queue)
+    const [process] = spans(`process ${queue}`)
+    expect(process!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'an object' })
+    expect(process!.attributes['error.type']).toBe('_OTHER')
+    const [row] = await db.sql`select state from iddqueue.messages where id = ${message.id}`
+    expect(row?.state).toBe('rejected')
+  })
 })

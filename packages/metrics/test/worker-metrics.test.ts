@@ -122,4 +122,22 @@ describe('workerMetrics', () => {
       InvalidOptionError,
     )
   })
+
+  // JSON.stringify throws on a bigint and a property read on null: the
+  // refusal must still be InvalidOptionError, naming the value.
+  it.each([
+    [
+      { prefix: 1n },
+      'Invalid prefix 1n: expected letters, digits, _ and :, not starting with a digit',
+    ],
+    [
+      { prefix: Object.create(null) },
+      'Invalid prefix an object: expected letters, digits, _ and :, not starting with a digit',
+    ],
+    [null, 'Invalid workerMetrics() options null: expected an object'],
+  ])('names any value: %o', (options, text) => {
+    expect(() => workerMetrics(options as never)).toThrow(
+      expect.objectContaining({ name: 'InvalidOptionError', message: text }),
+    )
+  })
 })

@@ -1,5 +1,5 @@
 import type { Namespace, NamespaceOptions } from '@iddqueue/schema'
-import { MESSAGE_STATES } from '@iddqueue/schema'
+import { describeValue, InvalidOptionError, MESSAGE_STATES } from '@iddqueue/schema'
 import { Gauge, type Registry, register } from 'prom-client'
 import { type QueueStats, queueStats } from '../stats/queue-stats.js'
 import type { StatsSource } from '../stats/stats-source.js'
@@ -67,6 +67,10 @@ export interface QueueMetrics {
  * const server = await serveMetrics({ registry, port: 9192, host: '127.0.0.1' })
  */
 export function queueMetrics(source: StatsSource, options: QueueMetricsOptions = {}): QueueMetrics {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid queueMetrics() options ${describeValue(options)}: expected an object`,
+    )
   const registry = options.registry ?? register
   const statsOptions = { queue: options.queue, namespace: options.namespace }
   // All four gauges collect in the same scrape (prom-client collects them

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { InvalidOptionError } from '@iddqueue/schema'
+import { describeValue, InvalidOptionError } from '@iddqueue/schema'
 import { type Registry, register } from 'prom-client'
 
 /**
@@ -60,16 +60,20 @@ export const DEFAULT_METRICS_PORT = 9192
  * process.on('SIGTERM', () => void server.close())
  */
 export async function serveMetrics(options: ServeMetricsOptions = {}): Promise<MetricsServer> {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid serveMetrics() options ${describeValue(options)}: expected an object`,
+    )
   const port = options.port ?? DEFAULT_METRICS_PORT
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new InvalidOptionError(
-      `Invalid port ${String(options.port)}: expected an integer from 0 to 65535`,
+      `Invalid port ${describeValue(options.port)}: expected an integer from 0 to 65535`,
     )
   }
   const host = options.host ?? '127.0.0.1'
   if (typeof host !== 'string' || host === '') {
     throw new InvalidOptionError(
-      `Invalid host ${String(options.host)}: expected a host name or address`,
+      `Invalid host ${describeValue(options.host)}: expected a host name or address`,
     )
   }
   const path = options.path ?? '/metrics'
@@ -85,7 +89,8 @@ export async function serveMetrics(options: ServeMetricsOptions = {}): Promise<M
         response.writeHead(200, { 'content-type': registry.contentType }).end(text)
       },
       (error: unknown) => {
-        const text = error instanceof Error ? error.message : String(error)
+        // A collector may reject with anything: String() throws on some values.
+        const text = error instanceof Error ? error.message : describeValue(error)
         response.writeHead(500, { 'content-type': 'text/plain' }).end(`scrape failed: ${text}\n`)
       },
     )

@@ -110,6 +110,10 @@ export async function queueStats(
   source: StatsSource,
   options: QueueStatsOptions = {},
 ): Promise<QueueStats[]> {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid queueStats() options ${describeValue(options)}: expected an object`,
+    )
   const { queue, retained = 'exact', lastHour = true } = options
   if (queue !== undefined) assertQueueName(queue)
   if (typeof lastHour !== 'boolean')
@@ -118,7 +122,7 @@ export async function queueStats(
     )
   if (retained !== 'exact' && retained !== 'estimate')
     throw new InvalidOptionError(
-      `Invalid retained ${JSON.stringify(retained)}: expected 'exact' or 'estimate'`,
+      `Invalid retained ${describeValue(retained)}: expected 'exact' or 'estimate'`,
     )
   const { executor, ns } = resolveSource(source, options.namespace)
   if (retained === 'estimate') return sampledStats(executor, ns, queue, lastHour)

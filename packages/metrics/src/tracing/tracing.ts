@@ -1,5 +1,5 @@
 import { IddqueueError, type IddqueuePlugin, type Outcome } from '@iddqueue/core'
-import { InvalidOptionError } from '@iddqueue/schema'
+import { describeValue, InvalidOptionError } from '@iddqueue/schema'
 import type { Attributes, Link, Span, Tracer, TracerProvider } from '@opentelemetry/api'
 import {
   ATTR_ERROR_TYPE,
@@ -75,10 +75,14 @@ const TRACER_NAME = '@iddqueue/metrics'
  * const broker = createBroker({ url, plugins: [tracing({ traceMode: 'link' })] })
  */
 export function tracing(options: TracingOptions = {}): IddqueuePlugin {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid tracing() options ${describeValue(options)}: expected an object`,
+    )
   const traceMode = options.traceMode ?? 'link'
   if (!TRACE_MODES.includes(traceMode)) {
     throw new InvalidOptionError(
-      `Invalid traceMode ${JSON.stringify(options.traceMode)}: expected 'link', 'parent' or 'parent-first-attempt'`,
+      `Invalid traceMode ${describeValue(options.traceMode)}: expected 'link', 'parent' or 'parent-first-attempt'`,
     )
   }
   let api: Api | undefined
@@ -198,6 +202,8 @@ function errorType(error: unknown): string {
   return '_OTHER'
 }
 
+/** The span's status text. A handler may throw anything: `String()` throws on some values. */
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  if (error instanceof Error) return error.message
+  return typeof error === 'string' ? error : describeValue(error)
 }

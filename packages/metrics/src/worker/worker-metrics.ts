@@ -1,5 +1,5 @@
 import type { IddqueuePlugin } from '@iddqueue/core'
-import { InvalidOptionError } from '@iddqueue/schema'
+import { describeValue, InvalidOptionError } from '@iddqueue/schema'
 import { Counter, Gauge, type Registry, register } from 'prom-client'
 import { Buckets, Tallies } from './tally.js'
 import { TallyHistogram } from './tally-histogram.js'
@@ -64,11 +64,15 @@ const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
  * await serveMetrics({ registry, port: 9191, host: '0.0.0.0' })
  */
 export function workerMetrics(options: WorkerMetricsOptions = {}): IddqueuePlugin {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid workerMetrics() options ${describeValue(options)}: expected an object`,
+    )
   const registry = options.registry ?? register
   const prefix = options.prefix ?? 'iddqueue_worker_'
   if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
     throw new InvalidOptionError(
-      `Invalid prefix ${JSON.stringify(prefix)}: expected letters, digits, _ and :, not starting with a digit`,
+      `Invalid prefix ${describeValue(prefix)}: expected letters, digits, _ and :, not starting with a digit`,
     )
   }
   const labelNames = ['queue', 'actor'] as const

@@ -10,6 +10,7 @@ import {
 } from '@iddqueue/core'
 import type { QueueStats } from '@iddqueue/metrics'
 import type { Scheduler } from '@iddqueue/scheduler'
+import { describeValue } from '@iddqueue/schema'
 import { sql } from 'kysely'
 import { BulkOperations } from './actions/bulk-operations.js'
 import { runAction } from './actions/run-action.js'
@@ -19,6 +20,7 @@ import { DashboardData } from './data/dashboard-data.js'
 import { listMessages, parseMessageFilter } from './data/list-messages.js'
 import { listWorkers } from './data/list-workers.js'
 import { queueLimits } from './data/queue-limits.js'
+import { describeError } from './describe-error.js'
 import { html, type SafeHtml } from './html/html.js'
 import { layout } from './html/layout.js'
 import type { PageContext } from './html/page-context.js'
@@ -121,11 +123,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     (!Number.isInteger(bulkBatchSize) || bulkBatchSize < 1 || bulkBatchSize > 10_000)
   )
     throw new InvalidOptionError(
-      `Invalid bulkBatchSize ${String(bulkBatchSize)}: expected an integer from 1 to 10000`,
+      `Invalid bulkBatchSize ${describeValue(bulkBatchSize)}: expected an integer from 1 to 10000`,
     )
   const readOnly = options.readOnly ?? true
   if (typeof readOnly !== 'boolean')
-    throw new InvalidOptionError(`Invalid readOnly ${String(readOnly)}: expected true or false`)
+    throw new InvalidOptionError(
+      `Invalid readOnly ${describeValue(readOnly)}: expected true or false`,
+    )
   for (const name of ['authorize', 'redact', 'onAudit', 'identify'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function')
       throw new InvalidOptionError(`Invalid ${name}: expected a function`)
@@ -135,6 +139,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   if (options.broker !== undefined) {
     broker = options.broker
   } else if (typeof options.url === 'string') {
+    if (options.plugins !== undefined && !Array.isArray(options.plugins))
+      throw new InvalidOptionError(
+        `Invalid plugins ${describeValue(options.plugins)}: expected an array of plugins`,
+      )
     broker = createBroker({
       url: options.url,
       plugins: [attemptHistory(), ...(options.plugins ?? [])],
@@ -146,7 +154,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const data = new DashboardData(broker)
   const logger = broker.logger
   const hub = new LiveHub(data, pollIntervalMs, (error) =>
-    logger.warn('dashboard: live poll failed', { error: String(error) }),
+    logger.warn('dashboard: live poll failed', { error: describeError(error) }),
   )
   let installed: { at: number; value: Promise<ReadonlySet<string>> } | undefined
   let scheduler: Promise<Scheduler | undefined> | undefined
@@ -222,7 +230,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           errorPage(req.page(readOnly), 'Bad request', (error as Error).message),
         )
       }
-      logger.error('dashboard: request failed', { path: below, error: String(error) })
+      logger.error('dashboard: request failed', { path: below, error: describeError(error) })
       return page(
         req,
         500,
@@ -525,7 +533,7 @@ function normaliseBasePath(value: unknown): string {
   if (value === undefined || value === '' || value === '/') return ''
   if (typeof value !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+\/?$/.test(value))
     throw new InvalidOptionError(
-      `Invalid basePath ${JSON.stringify(value)}: expected a path such as /admin/queues`,
+      `Invalid basePath ${describeValue(value)}: expected a path such as /admin/queues`,
     )
   return value.replace(/\/$/, '')
 }
@@ -534,7 +542,7 @@ function positive(name: string, value: unknown, fallback: number, min: number): 
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
     throw new InvalidOptionError(
-      `Invalid ${name} ${String(value)}: expected a number of at least ${min}`,
+      `Invalid ${name} ${describeValue(value)}: expected a number of at least ${min}`,
     )
   return value
 }

@@ -7,6 +7,9 @@ import { results } from '@iddqueue/results'
 import { createScheduler, scheduler } from '@iddqueue/scheduler'
 import { describe, expect, it } from 'vitest'
 import { liveHubOf } from '../src/create-dashboard.js'
+import { DashboardData } from '../src/data/dashboard-data.js'
+import { listMessages } from '../src/data/list-messages.js'
+import { listWorkers } from '../src/data/list-workers.js'
 import { escapeHtml } from '../src/html/html.js'
 import {
   createDashboard,
@@ -652,6 +655,62 @@ describe('CSRF', () => {
     expect(audits).toEqual([])
     expect((await client.post(`/queues/${queue}/pause`)).status).toBe(303)
     expect(await broker.isPaused(queue)).toBe(true)
+    await dashboard.close()
+  })
+})
+
+describe('refusals of any value', () => {
+  // String() throws on an object without a prototype, JSON.stringify on a
+  // bigint: the refusal must still be InvalidOptionError, naming the value.
+  it.each([
+    [{ bulkBatchSize: 1n }, 'Invalid bulkBatchSize 1n: expected an integer from 1 to 10000'],
+    [{ readOnly: Object.create(null) }, 'Invalid readOnly an object: expected true or false'],
+    [{ basePath: 1n }, 'Invalid basePath 1n: expected a path such as /admin/queues'],
+    [
+      { pollIntervalMs: Object.create(null) },
+      'Invalid pollIntervalMs an object: expected a number of at least 250',
+    ],
+    [{ searchTimeoutMs: 5n }, 'Invalid searchTimeoutMs 5n: expected a number of at least 1'],
+  ])('createDashboard(%o)', (options, text) => {
+    expect(() => createDashboard({ broker: db.broker(), ...options } as never)).toThrow(
+      expect.objectContaining({ name: 'InvalidOptionError', message: text }),
+    )
+  })
+
+  it('refuses plugins that are not an array before creating a broker', () => {
+    expect(() => createDashboard({ url: db.url, plugins: 1n } as never)).toThrow(
+      expect.objectContaining({
+        name: 'InvalidOptionError',
+        message: 'Invalid plugins 1n: expected an array of plugins',
+      }),
+    )
+  })
+
+  it('names any cursor the lists refuse', async () => {
+    const data = new DashboardData(db.broker())
+    for (const [run, text] of [
+      [() => listWorkers(data, { after: 1n as never }), 'Invalid cursor 1n: expected a UUID'],
+      [
+        () => listMessages(data, {}, { before: Object.create(null), searchTimeoutMs: 1_000 }),
+        'Invalid cursor an object: expected a UUID',
+      ],
+    ] as const) {
+      const error = await run().catch((caught: unknown) => caught)
+      expect((error as Error).name).toBe('InvalidOptionError')
+      expect((error as Error).message).toBe(text)
+    }
+  })
+
+  it('answers 500 when an authorize hook throws a value String() throws on', async () => {
+    const { client, dashboard, audits } = setup({
+      authorize: () => {
+        throw Object.create(null)
+      },
+    })
+    // It threw again while logging the failure: the request itself rejected.
+    const response = await client.post(`/queues/${uniqueQueue()}/pause`, {})
+    expect(response.status).toBe(500)
+    expect(audits).toEqual([])
     await dashboard.close()
   })
 })

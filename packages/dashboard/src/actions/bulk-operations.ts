@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '@iddqueue/core'
 import type { DashboardAction } from '../dashboard-options.js'
+import { describeError } from '../describe-error.js'
 
 /** @internal A bulk action over everything matching a filter. */
 export type MatchingAction = Extract<
@@ -95,7 +96,7 @@ export class BulkOperations {
         operation.state = 'done'
       } catch (error) {
         operation.state = 'failed'
-        operation.error = String(error)
+        operation.error = describeError(error)
       }
       operation.finishedAt = new Date()
       try {

@@ -1,9 +1,11 @@
 import { assertQueueName, InvalidOptionError, isUuid } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import type { DashboardRuntime } from '../create-dashboard.js'
 import { errorPage, page } from '../create-dashboard.js'
 import type { DashboardAction } from '../dashboard-options.js'
 import type { DashboardRequest } from '../dashboard-request.js'
 import { parseMessageFilter } from '../data/list-messages.js'
+import { describeError } from '../describe-error.js'
 import { CSRF_FIELD, csrfRefusal } from '../security/csrf.js'
 import { matchingScope } from '../views/messages-view.js'
 import type { BulkOperation, MatchingAction } from './bulk-operations.js'
@@ -56,7 +58,7 @@ export async function runAction(
   try {
     result = await perform(rt, action)
   } catch (error) {
-    await rt.audit(req.request, { action, outcome: 'failed', result: String(error) })
+    await rt.audit(req.request, { action, outcome: 'failed', result: describeError(error) })
     throw error
   }
   await rt.audit(req.request, { action, outcome: 'done', result })
@@ -74,9 +76,7 @@ function parseAction(parts: readonly string[], form: URLSearchParams): Dashboard
   if (parts.length === 3 && first === 'messages' && second !== undefined) {
     if (third === 'retry' || third === 'cancel') {
       if (!isUuid(second))
-        throw new InvalidOptionError(
-          `Invalid message id ${JSON.stringify(second)}: expected a UUID`,
-        )
+        throw new InvalidOptionError(`Invalid message id ${describeValue(second)}: expected a UUID`)
       return { kind: third, id: second }
     }
   }
@@ -92,7 +92,7 @@ function parseAction(parts: readonly string[], form: URLSearchParams): Dashboard
         )
       for (const id of ids)
         if (!isUuid(id))
-          throw new InvalidOptionError(`Invalid message id ${JSON.stringify(id)}: expected a UUID`)
+          throw new InvalidOptionError(`Invalid message id ${describeValue(id)}: expected a UUID`)
       return { kind: op, ids }
     }
     if (op === 'retry-matching' || op === 'cancel-matching') {

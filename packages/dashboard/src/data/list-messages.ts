@@ -1,5 +1,5 @@
 import { assertQueueName, InvalidOptionError, isUuid } from '@iddqueue/core'
-import { MESSAGE_STATES, type MessageState } from '@iddqueue/schema'
+import { describeValue, MESSAGE_STATES, type MessageState } from '@iddqueue/schema'
 import { sql } from 'kysely'
 import type { DashboardData } from './dashboard-data.js'
 
@@ -52,11 +52,11 @@ export function parseMessageFilter(params: URLSearchParams): MessageFilter {
   if (queue !== undefined) assertQueueName(queue)
   const actor = text('actor')
   if (actor !== undefined && !ACTOR.test(actor))
-    throw new InvalidOptionError(`Invalid actor ${JSON.stringify(actor)}: expected an actor name`)
+    throw new InvalidOptionError(`Invalid actor ${describeValue(actor)}: expected an actor name`)
   const state = text('state')
   if (state !== undefined && !MESSAGE_STATES.includes(state as MessageState)) {
     throw new InvalidOptionError(
-      `Invalid state ${JSON.stringify(state)}: expected one of ${MESSAGE_STATES.join(', ')}`,
+      `Invalid state ${describeValue(state)}: expected one of ${MESSAGE_STATES.join(', ')}`,
     )
   }
   const time = (name: string) => {
@@ -65,7 +65,7 @@ export function parseMessageFilter(params: URLSearchParams): MessageFilter {
     const date = new Date(value)
     if (Number.isNaN(date.getTime()))
       throw new InvalidOptionError(
-        `Invalid ${name} ${JSON.stringify(value)}: expected a date and time`,
+        `Invalid ${name} ${describeValue(value)}: expected a date and time`,
       )
     return date
   }
@@ -76,7 +76,7 @@ export function parseMessageFilter(params: URLSearchParams): MessageFilter {
       args = JSON.parse(argsText)
     } catch (error) {
       throw new InvalidOptionError(
-        `Invalid args ${JSON.stringify(argsText)}: expected JSON, such as [{"user":42}]`,
+        `Invalid args ${describeValue(argsText)}: expected JSON, such as [{"user":42}]`,
         { cause: error },
       )
     }
@@ -118,9 +118,7 @@ export async function listMessages(
   options: { readonly before?: string; readonly limit?: number; readonly searchTimeoutMs: number },
 ): Promise<MessagePage> {
   if (options.before !== undefined && !isUuid(options.before))
-    throw new InvalidOptionError(
-      `Invalid cursor ${JSON.stringify(options.before)}: expected a UUID`,
-    )
+    throw new InvalidOptionError(`Invalid cursor ${describeValue(options.before)}: expected a UUID`)
   const limit = options.limit ?? PAGE_SIZE
   let query = data.db
     .selectFrom('messages')

@@ -1,4 +1,5 @@
 import { InvalidOptionError, isUuid } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { sql } from 'kysely'
 import type { DashboardData } from './dashboard-data.js'
 import { PAGE_SIZE } from './list-messages.js'
@@ -25,7 +26,7 @@ export async function listWorkers(
   options: { readonly after?: string } = {},
 ): Promise<{ readonly items: readonly WorkerRow[]; readonly nextAfter: string | null }> {
   if (options.after !== undefined && !isUuid(options.after))
-    throw new InvalidOptionError(`Invalid cursor ${JSON.stringify(options.after)}: expected a UUID`)
+    throw new InvalidOptionError(`Invalid cursor ${describeValue(options.after)}: expected a UUID`)
   let query = data.db
     .selectFrom('workers as w')
     .select([

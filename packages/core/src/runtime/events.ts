@@ -69,6 +69,25 @@ export interface BrokerEvents {
       readonly state: 'queued' | 'cancelled'
     }[]
   }
+  /**
+   * Outcomes a worker ran to were refused: when it wrote them, the messages
+   * were no longer consumed by it. Crash recovery queued them again after
+   * the worker was presumed dead (a blocked event loop, a network
+   * partition, a PostgreSQL outage longer than `staleAfterMs`), or they were
+   * cancelled or deleted meanwhile. The outcome in the table is someone
+   * else's; the refused run's own side effects happened all the same.
+   * Emitted once per batch of outcomes, with one warning.
+   */
+  'messages:refused': {
+    readonly workerId: string
+    readonly messages: readonly {
+      readonly id: string
+      readonly queue: string
+      readonly actor: string
+      /** The refused outcome's kind. */
+      readonly outcome: Outcome['kind']
+    }[]
+  }
   'worker:started': {
     readonly workerId: string
     readonly queues: readonly string[]

@@ -6,16 +6,39 @@ import type { SettleClauses } from './settle-clauses.js'
  * Acknowledges a batch of successful messages: `done`, failure cleared; or,
  * for a broker with `deleteOnSuccess`, deleted. Only rows still consumed by
  * this worker change; a message that crash recovery gave to another worker
- * is left to it.
+ * (or that was cancelled or deleted meanwhile) is left alone, and its id
+ * comes back: the statement returns the ids it did **not** acknowledge, so
+ * the usual batch returns no row at all. The price is one hashed filter
+ * over the batch's ids, not measurably slower than the bare update in a
+ * check of 1,000-row acks (about 10 ms each, either way).
  *
  * Parameters: ids, worker id.
  */
 export function ackSql(ns: Namespace, deleteOnSuccess: boolean): string {
   const messages = ns.table('messages')
   const held = `m.id = any($1::uuid[]) and ${heldBy('$2')} and ${ASYNC_COMMIT}`
-  return deleteOnSuccess
-    ? `delete from ${messages} m where ${held}`
-    : `update ${messages} m set state = 'done', failure = null, updated_at = now() where ${held}`
+  const acked = deleteOnSuccess
+    ? `delete from ${messages} m where ${held} returning m.id`
+    : `update ${messages} m set state = 'done', failure = null, updated_at = now() where ${held} returning m.id`
+  return `with acked as (
+  ${acked}
+)
+select s.id from unnest($1::uuid[]) as s(id) where s.id not in (select id from acked)`
+}
+
+/**
+ * Which of a batch's messages this worker had already settled, and how:
+ * asked only about outcomes a settle or ack statement did not write, to
+ * tell a write refused (the message was no longer this worker's) from one
+ * retried after a lost connection whose first attempt had committed. Only
+ * finished states keep the worker's id; a message handed back to the queue
+ * does not, so such an outcome cannot be told apart.
+ *
+ * Parameters: ids, worker id.
+ */
+export function settledByWorkerSql(ns: Namespace): string {
+  return `select m.id, m.state from ${ns.table('messages')} m
+ where m.id = any($1::uuid[]) and m.worker_id = $2 and m.state in ('done', 'rejected', 'cancelled')`
 }
 
 /**

@@ -4,6 +4,7 @@ import type { PreparedEntry } from '../enqueue/prepared-entry.js'
 import type { Message } from '../message/message.js'
 import type { Middleware, Outcome, SettledMessage } from '../plugin/middleware-interface.js'
 import type { BrokerContext } from '../runtime/broker-context.js'
+import { settledByWorkerSql } from '../sql/settle.js'
 import { failureRecord } from './failure-record.js'
 
 /** @internal One outcome waiting to be written. */
@@ -65,12 +66,19 @@ function concerns(core: BrokerContext, middleware: Middleware, entries: readonly
  * a transaction that also inserts the follow-ups and runs the hooks for the
  * messages this worker still held (a message recovered by another worker is
  * left alone, so its follow-ups are not sent twice).
+ *
+ * Returns the entries whose outcome was refused: the guarded statements
+ * write only rows still consumed by this worker. Usually none, learnt from
+ * the statement's own result at no extra cost. `maybeWritten` names the
+ * entries an earlier attempt of this write may have committed (its
+ * connection was lost before the answer came back).
  */
 export async function settleBatch(
   core: BrokerContext,
   entries: readonly SettleEntry[],
   workerId: string,
-): Promise<void> {
+  maybeWritten: (entry: SettleEntry) => boolean = () => false,
+): Promise<readonly SettleEntry[]> {
   const hooks = core.middleware.filter((m) => m.settle && concerns(core, m, entries))
   const needsTransaction = hooks.length > 0 || entries.some((e) => e.followUps.length > 0)
   const statement = settleStatementFor(core, entries)
@@ -79,21 +87,79 @@ export async function settleBatch(
     ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
   ]
   if (allAcks && !needsTransaction && statement === core.statements.settle) {
-    await core.executor.query(core.statements.ack, [entries.map((e) => e.message.id), workerId])
-    return
+    // The ack returns the ids it did not acknowledge: usually no row.
+    const skipped = await core.executor.query<{ id: string }>(core.statements.ack, [
+      entries.map((e) => e.message.id),
+      workerId,
+    ])
+    if (skipped.length === 0) return []
+    const ids = new Set(skipped.map((r) => r.id))
+    return refusedOf(
+      core,
+      entries.filter((e) => ids.has(e.message.id)),
+      () => 'done',
+      workerId,
+      maybeWritten,
+    )
   }
   const rows = entries.map(row)
   const params = settleParams(entries, rows, workerId)
+  let written: ReadonlySet<string>
   if (!needsTransaction) {
-    await core.executor.query(statement, params)
+    const changed = await core.executor.query<{ id: string }>(statement, params)
     // Messages handed back (pause, graceful stop) are for other workers: wake them.
     if (requeued.length > 0)
       await core.executor.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
-    return
+    written = new Set(changed.map((r) => r.id))
+  } else {
+    const states = await core.executor.transaction((tx) =>
+      settleWithin(core, entries, rows, params, tx, hooks, requeued, statement),
+    )
+    written = new Set(states.keys())
   }
-  await core.executor.transaction((tx) =>
-    settleWithin(core, entries, rows, params, tx, hooks, requeued, statement),
+  if (written.size === entries.length) return []
+  const intended = new Map(entries.map((e, i) => [e, rows[i]!.state]))
+  return refusedOf(
+    core,
+    entries.filter((e) => !written.has(e.message.id)),
+    (e) => intended.get(e)!,
+    workerId,
+    maybeWritten,
   )
+}
+
+/**
+ * The entries of `unwritten` (outcomes a statement did not write) that were
+ * refused. Those an earlier, interrupted attempt of the write may have
+ * committed are asked about (one more statement, only then): one this
+ * worker finished already in its intended state was written by that
+ * attempt. Only finished states keep the worker's id; an outcome that hands
+ * the message back to the queue, or a success deleted by `deleteOnSuccess`,
+ * cannot be told apart and counts as refused. An entry never sent before
+ * cannot have been written by this worker, whatever the row says: if this
+ * worker finished the row, that was another attempt of the same message,
+ * which it claimed again after crash recovery queued it.
+ */
+async function refusedOf(
+  core: BrokerContext,
+  unwritten: readonly SettleEntry[],
+  intended: (entry: SettleEntry) => MessageState,
+  workerId: string,
+  maybeWritten: (entry: SettleEntry) => boolean,
+): Promise<readonly SettleEntry[]> {
+  const uncertain = unwritten.filter(maybeWritten)
+  if (uncertain.length === 0) return unwritten
+  const statement = settledByWorkerSql(core.ns)
+  let mine: readonly { id: string; state: MessageState }[]
+  try {
+    mine = await core.executor.query(statement, [uncertain.map((e) => e.message.id), workerId])
+  } catch {
+    // The batch's write is done: writing it again for want of this answer
+    // would gain nothing. Count them all as refused.
+    return unwritten
+  }
+  const already = new Map(mine.map((r) => [r.id, r.state]))
+  return unwritten.filter((e) => !maybeWritten(e) || already.get(e.message.id) !== intended(e))
 }
 
 /**
@@ -117,7 +183,7 @@ export function settleStatementFor(
  * calls it inside the handler's own transaction. Returns how many of the
  * entries were still held (and so settled).
  */
-export function settleInTransaction(
+export async function settleInTransaction(
   core: BrokerContext,
   entries: readonly SettleEntry[],
   workerId: string,
@@ -129,7 +195,7 @@ export function settleInTransaction(
   const requeued = [
     ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
   ]
-  return settleWithin(
+  const written = await settleWithin(
     core,
     entries,
     rows,
@@ -139,6 +205,7 @@ export function settleInTransaction(
     requeued,
     settleStatement,
   )
+  return written.size
 }
 
 function settleParams(entries: readonly SettleEntry[], rows: readonly Row[], workerId: string) {
@@ -162,7 +229,7 @@ async function settleWithin(
   hooks: readonly Middleware[],
   requeued: readonly string[],
   settleStatement = core.statements.settle,
-): Promise<number> {
+): Promise<ReadonlyMap<string, MessageState>> {
   const written = await tx.query<{ id: string; state: MessageState }>(settleStatement, params)
   const states = new Map(written.map((w) => [w.id, w.state]))
   const settled: SettledMessage[] = []
@@ -183,5 +250,5 @@ async function settleWithin(
   for (const hook of hooks) await hook.settle!({ settled, executor: tx })
   if (requeued.length > 0)
     await tx.query(core.statements.wakeQueues, [core.statements.wakeChannel, requeued])
-  return settled.length
+  return states
 }

@@ -1,5 +1,6 @@
 import type { BrokerContext } from '../runtime/broker-context.js'
 import { isConnectionError } from '../runtime/wrap-error.js'
+import { reportRefused } from './refused-outcomes.js'
 import { type SettleEntry, settleBatch } from './settle-batch.js'
 
 const MAX_IN_FLIGHT = 2
@@ -17,7 +18,9 @@ const MAX_BACKOFF_MS = 500
  * settles hundreds of messages per statement and an idle one settles at once.
  * A failed write is retried with backoff; after a failure that is not a lost
  * connection, entries are retried one by one so one bad entry cannot hold the
- * others back.
+ * others back. Outcomes the guarded statements refuse (the message was no
+ * longer this worker's) are reported, one warning and one
+ * `messages:refused` event per batch, and not retried.
  */
 export class SettleBatcher {
   #pending: SettleEntry[] = []
@@ -28,6 +31,8 @@ export class SettleBatcher {
   #backoffMs = 0
   #isolate = false
   readonly #failures = new Map<SettleEntry, number>()
+  /** Entries of a write whose connection was lost: it may have committed. */
+  readonly #maybeWritten = new WeakSet<SettleEntry>()
   #idle: (() => void) | undefined
 
   constructor(
@@ -104,8 +109,11 @@ export class SettleBatcher {
     const size = batch.length
     this.#inFlight += size
     this.#writing.add(batch)
+    let refused: readonly SettleEntry[] = []
     try {
-      await settleBatch(this.core, batch, this.workerId)
+      refused = await settleBatch(this.core, batch, this.workerId, (entry) =>
+        this.#maybeWritten.has(entry),
+      )
       this.#backoffMs = 0
       this.#isolate = false
       for (const entry of batch) this.#failures.delete(entry)
@@ -116,6 +124,8 @@ export class SettleBatcher {
       this.#inFlight -= size
       this.#writing.delete(batch)
     }
+    // After the bookkeeping: refused outcomes are final, never retried.
+    reportRefused(this.core, this.workerId, refused, size)
     if (this.pending === 0) {
       const idle = this.#idle
       this.#idle = undefined
@@ -130,7 +140,9 @@ export class SettleBatcher {
       messages: batch.length,
       error,
     })
-    if (!lost) {
+    if (lost) {
+      for (const entry of batch) this.#maybeWritten.add(entry)
+    } else {
       this.#isolate = true
       for (const entry of batch) {
         const failures = (this.#failures.get(entry) ?? 0) + 1

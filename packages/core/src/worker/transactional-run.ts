@@ -6,12 +6,19 @@ import type { TransactionPermits } from '../runtime/transaction-permits.js'
 import { ASYNC_COMMIT } from '../sql/async-commit.js'
 import { transactionalGuardSql } from '../sql/transactional-guard.js'
 import type { ProcessChain } from './process-chain.js'
+import { reportRefused } from './refused-outcomes.js'
 import type { Run } from './run.js'
 import { settleInTransaction, settleStatementFor } from './settle-batch.js'
 
-/** Thrown inside the transaction to roll it back; carries the outcome to record instead. */
+/**
+ * Thrown inside the transaction to roll it back; carries the outcome to
+ * record instead, or none with the outcome the guard refused.
+ */
 class Rollback {
-  constructor(readonly outcome: Outcome | undefined) {}
+  constructor(
+    readonly outcome: Outcome | undefined,
+    readonly refused?: Outcome,
+  ) {}
 }
 
 interface Statements {
@@ -119,7 +126,7 @@ async function attempt(core: BrokerContext, run: Run, chain: ProcessChain): Prom
         run.message.id,
         run.workerId,
       ])
-      if (held === undefined) throw new Rollback(undefined)
+      if (held === undefined) throw new Rollback(undefined, outcome)
       if (held.cancel_requested) throw new Rollback({ kind: 'cancelled' })
       run.outcome = outcome
       run.endProgress()
@@ -135,6 +142,10 @@ async function attempt(core: BrokerContext, run: Run, chain: ProcessChain): Prom
         'transactional commit refused: the message is no longer held by this worker (crash recovery gave it to another worker, or it was settled elsewhere); rolled back',
         { message: run.message.id, actor: run.message.actor, worker: run.workerId },
       )
+      // Counted as the batcher counts refused outcomes; the warning above says why.
+      reportRefused(core, run.workerId, [{ message: run.message, outcome: error.refused! }], 1, {
+        log: false,
+      })
       run.settled = true
       return { kind: 'requeue' }
     }

@@ -14,6 +14,12 @@ type ServerStart = { server_started_ms: number }
  * heartbeat to succeed after failed ones, or one that finds the server
  * restarted (a new `pg_postmaster_start_time()`, even if no statement of
  * this worker failed), calls `onReconnect`.
+ *
+ * When a heartbeat finds the worker presumed dead, it says why: PostgreSQL
+ * was unreachable (heartbeats failed, or went unanswered while the timer
+ * kept firing: a network partition that drops packets fails nothing until
+ * the statement's deadline) or the event loop was blocked (the timer itself
+ * fired late: a synchronous handler, SIGSTOP, a debugger).
  */
 export class Heartbeat {
   #timer: NodeJS.Timeout | undefined
@@ -23,6 +29,10 @@ export class Heartbeat {
   #lastBeatAt = performance.now()
   /** A heartbeat failed since the last that succeeded. */
   #failed = false
+  /** When the heartbeat timer last fired (performance.now()). */
+  #lastTimerAt = performance.now()
+  /** The longest wait between two firings of the timer since the last heartbeat that succeeded. */
+  #longestTimerGapMs = 0
   #serverStartedMs: number | undefined
 
   constructor(
@@ -48,7 +58,9 @@ export class Heartbeat {
   }
 
   start(): void {
+    this.#lastTimerAt = performance.now()
     this.#timer = setInterval(() => {
+      this.#timerFired()
       this.#beat ??= this.#tick().finally(() => {
         this.#beat = undefined
       })
@@ -71,15 +83,31 @@ export class Heartbeat {
     }
   }
 
+  /** Records how late the timer fired: how long the event loop was kept from it. */
+  #timerFired(): void {
+    const now = performance.now()
+    this.#longestTimerGapMs = Math.max(this.#longestTimerGapMs, now - this.#lastTimerAt)
+    this.#lastTimerAt = now
+  }
+
   async #tick(): Promise<void> {
     try {
       const alive = await this.core.executor.query<ServerStart>(this.core.statements.heartbeat, [
         this.workerId,
       ])
-      const silentMs = Math.round(performance.now() - this.#lastBeatAt)
-      const outage = this.#failed
+      const now = performance.now()
+      const silentMs = Math.round(now - this.#lastBeatAt)
+      // The answer can be read before the timer fires again after a freeze
+      // (I/O before timers), so the gap still open counts too.
+      const blockedMs =
+        Math.max(this.#longestTimerGapMs, now - this.#lastTimerAt) -
+        this.options.heartbeatIntervalMs
+      // Blame whichever took most of the silence: the event loop, or the database.
+      const blocked = blockedMs >= silentMs - blockedMs
+      const failed = this.#failed
       this.#failed = false
-      this.#lastBeatAt = performance.now()
+      this.#longestTimerGapMs = 0
+      this.#lastBeatAt = now
       const started = alive[0]?.server_started_ms
       const restarted =
         started !== undefined &&
@@ -89,15 +117,18 @@ export class Heartbeat {
       if (alive.length === 0) {
         const { staleAfterMs } = this.options
         // Say what happened: a database outage is not a blocked event loop.
+        const lost = failed
+          ? 'its heartbeats failed: the database was unreachable or not answering'
+          : 'its heartbeat went unanswered: the network or the database stalled'
         this.core.logger.warn(
-          outage
-            ? `worker lost PostgreSQL for ${silentMs} ms (its heartbeats failed: the database was unreachable or not answering), longer than staleAfterMs (${staleAfterMs} ms), and was presumed dead; its messages were queued again and may run twice`
-            : `worker was presumed dead: no heartbeat for ${silentMs} ms while PostgreSQL answered, longer than staleAfterMs (${staleAfterMs} ms); the event loop was probably blocked (a synchronous handler?); its messages were queued again and may run twice`,
+          blocked
+            ? `worker was presumed dead: no heartbeat for ${silentMs} ms while PostgreSQL answered, longer than staleAfterMs (${staleAfterMs} ms); the event loop was probably blocked (a synchronous handler?); its messages were queued again and may run twice`
+            : `worker lost PostgreSQL for ${silentMs} ms (${lost}), longer than staleAfterMs (${staleAfterMs} ms), and was presumed dead; its messages were queued again and may run twice`,
           { worker: this.workerId, silentMs, staleAfterMs },
         )
         await this.register()
       }
-      if (outage || restarted || alive.length === 0) await this.onReconnect()
+      if (failed || restarted || alive.length === 0) await this.onReconnect()
       await this.onTick()
     } catch (error) {
       this.#failed = true

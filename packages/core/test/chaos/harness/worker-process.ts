@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import type { BrokerEvents } from '../../../src/index.js'
 
 const script = fileURLToPath(new URL('../../fixtures/chaos-worker.mjs', import.meta.url))
 
@@ -8,9 +9,16 @@ export type WorkerReport =
   | { readonly ready: string }
   | { readonly started: number }
   | { readonly finished: number }
+  | { readonly refused: readonly RefusedReport[] }
   | { readonly log: string; readonly level: string }
   | { readonly rss: number }
   | { readonly retained: RetainedMemory }
+
+/** One outcome of a `messages:refused` event of the worker: message id and outcome kind. */
+export type RefusedReport = Pick<
+  BrokerEvents['messages:refused']['messages'][number],
+  'id' | 'outcome'
+>
 
 /** Memory left after a forced full collection, in bytes (`process.memoryUsage()`'s fields). */
 export interface RetainedMemory {
@@ -30,6 +38,8 @@ export class WorkerProcess {
   id = ''
   readonly started = new Set<number>()
   readonly finished = new Set<number>()
+  /** Every outcome its `messages:refused` events named, in order. */
+  readonly refused: RefusedReport[] = []
   readonly logs: { level: string; text: string }[] = []
   /** Resident set size samples, one a second, in bytes. */
   readonly rss: number[] = []
@@ -71,6 +81,7 @@ export class WorkerProcess {
       if ('ready' in m) this.id = m.ready
       else if ('started' in m) this.started.add(m.started)
       else if ('finished' in m) this.finished.add(m.finished)
+      else if ('refused' in m) this.refused.push(...m.refused)
       else if ('log' in m) this.logs.push({ level: m.level, text: m.log })
       else if ('rss' in m) this.rss.push(m.rss)
       else if ('retained' in m) this.retained.push(m.retained)

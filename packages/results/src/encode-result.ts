@@ -1,4 +1,5 @@
 import { encodeJson, InvalidPayloadError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 
 /** What a handler's result becomes in the `results` table. */
 export type EncodedResult =
@@ -22,7 +23,13 @@ export function encodeResult(value: unknown): EncodedResult {
   } catch (error) {
     if (InvalidPayloadError.isInstance(error)) return { ok: false, problem: error.message }
     // A getter that throws, a proxy, a structure deep enough to overflow the stack.
-    const reason = error instanceof Error ? error.message : String(error)
+    // It may throw anything: String() throws on an object without a prototype.
+    const reason =
+      error instanceof Error
+        ? error.message
+        : typeof error === 'string'
+          ? error
+          : describeValue(error)
     return { ok: false, problem: `result could not be read (${reason}), so it cannot be stored` }
   }
 }

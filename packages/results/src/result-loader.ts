@@ -1,5 +1,5 @@
 import { BrokerConnectionError, isConnectionError, SchemaNotReadyError } from '@iddqueue/core'
-import type { Executor, ResultStatus } from '@iddqueue/schema'
+import { describeValue, type Executor, type ResultStatus } from '@iddqueue/schema'
 
 /** @internal A message's stored result as read, or `missing`. */
 export type StoredResult =
@@ -79,7 +79,7 @@ function stored(row: Row): StoredResult {
 
 function readError(error: unknown): Error {
   if (isConnectionError(error)) {
-    const reason = error instanceof Error ? error.message : String(error)
+    const reason = error instanceof Error ? error.message : describeValue(error)
     return new BrokerConnectionError(
       `Could not read results: PostgreSQL is unreachable (${reason})`,
       { cause: error },
@@ -91,5 +91,5 @@ function readError(error: unknown): Error {
       { cause: error },
     )
   }
-  return error instanceof Error ? error : new Error(String(error))
+  return error instanceof Error ? error : new Error(describeValue(error))
 }

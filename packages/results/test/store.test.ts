@@ -236,6 +236,30 @@ describe('stored results', () => {
     expect(problems.surrogate).toContain('unpaired surrogate')
   })
 
+  it('stores a result whose getter throws a value String() throws on as a failure that says so', async () => {
+    const broker = db.broker({ plugins: [results()] })
+    const queue = uniqueQueue('getter')
+    const odd = broker.actor(
+      'odd',
+      () => ({
+        get field() {
+          throw Object.create(null)
+        },
+      }),
+      { queue, storeResults: true, maxRetries: 0 },
+    )
+    const message = await odd.send()
+    await drain(broker, [queue])
+    const [row] = await db.sql`select state from iddqueue.messages where id = ${message.id}`
+    expect(row?.state).toBe('done')
+    const error = await rejection(message.result({ block: false }))
+    expect(ResultFailure.isInstance(error)).toBe(true)
+    expect((error as ResultFailure).failure).toMatchObject({
+      type: 'ResultNotStored',
+      message: `The result of actor odd was not stored: result could not be read (an object), so it cannot be stored`,
+    })
+  })
+
   it('works with deleteOnSuccess: the message row is gone, its result is not', async () => {
     const broker = db.broker({ plugins: [results()], deleteOnSuccess: true })
     const queue = uniqueQueue('delete')

@@ -1,5 +1,8 @@
+import { namespace } from '@iddqueue/schema'
+import postgres from 'postgres'
 import { describe, expect, it } from 'vitest'
 import type { LogFields, Logger } from '../src/index.js'
+import { rescuerLeadSql } from '../src/sql/rescuer-lead.js'
 import { setupDatabase, states, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
@@ -49,5 +52,48 @@ describe('the rescuer', () => {
     expect(recovered(oldLog.lines)).toBe(true)
     expect(recovered(newLog.lines)).toBe(false)
     await Promise.all([first.stop(), second.stop()])
+  })
+
+  it('a leader stalled inside its sweep transaction loses the lock after stale-after ms', async () => {
+    const ns = namespace()
+    const key = ns.lockKey('rescuer').toString()
+    const staleAfterMs = 1_000
+    // The longest-registered live worker: the one that leads.
+    const leader = crypto.randomUUID()
+    await db.sql`insert into iddqueue.workers (id, host, pid, queues, concurrency, started_at, heartbeat_at)
+      values (${leader}, 'stalled', 1, '{}', 1, now() - interval '100 years', now())`
+    const stalled = postgres(db.url, { max: 1, onnotice: () => {} })
+    const other = postgres(db.url, { max: 1, onnotice: () => {} })
+    try {
+      const [{ pid }] = await stalled`select pg_backend_pid() as pid`
+      // As if the network dropped every packet right after the lead statement:
+      // the transaction stays open and the client never speaks again.
+      const sweep = stalled.begin(async (tx) => {
+        const [row] = await tx.unsafe(rescuerLeadSql(ns), [key, staleAfterMs, leader])
+        expect(row?.lead).toBe(true)
+        await new Promise(() => {})
+      })
+      sweep.catch(() => {})
+      await until(
+        async () =>
+          (await db.sql`select 1 from pg_locks where pid = ${pid} and locktype = 'advisory'`)
+            .length === 1,
+        10_000,
+        'the stalled leader to hold the lock',
+      )
+      // The server ends the idle transaction: the lock is free for the next leader.
+      await until(
+        async () => (await db.sql`select 1 from pg_stat_activity where pid = ${pid}`).length === 0,
+        20_000,
+        'the server to end the stalled session',
+      )
+      const [free] = await other.begin(
+        (tx) => tx`select pg_try_advisory_xact_lock(${key}::bigint) as taken`,
+      )
+      expect(free?.taken).toBe(true)
+    } finally {
+      await db.sql`delete from iddqueue.workers where id = ${leader}`
+      await Promise.all([stalled.end({ timeout: 1 }), other.end({ timeout: 1 })])
+    }
   })
 })

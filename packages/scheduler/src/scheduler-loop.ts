@@ -57,6 +57,34 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return value
 }
 
+/** @internal The loop's options, checked, with their defaults. */
+export interface LoopOptions {
+  readonly limit: number
+  readonly safetyPollMs: number
+  readonly pollIntervalMs: number
+  readonly onTick: ((result: TickResult) => void) | undefined
+}
+
+/**
+ * @internal Checks the loop's options (of `start()`, `startScheduler()` and
+ * the plugin's `runInWorkers`) before anything starts.
+ */
+export function resolveLoopOptions(options: unknown, where = 'start()'): LoopOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid ${where} options ${describeValue(options)}: expected an object`,
+    )
+  const o = options as Omit<StartSchedulerOptions, 'broker'>
+  if (o.onTick !== undefined && typeof o.onTick !== 'function')
+    throw new InvalidOptionError(`Invalid onTick ${describeValue(o.onTick)}: expected a function`)
+  return {
+    limit: positive('limit', o.limit, 100),
+    safetyPollMs: positive('safetyPollMs', o.safetyPollMs, 60_000),
+    pollIntervalMs: positive('pollIntervalMs', o.pollIntervalMs, 1_000),
+    onTick: o.onTick,
+  }
+}
+
 /** @internal The loop: tick, read the earliest next run, sleep until it or a change. */
 export class SchedulerLoop implements RunningScheduler {
   readonly #scheduler: Scheduler
@@ -78,10 +106,11 @@ export class SchedulerLoop implements RunningScheduler {
   ) {
     this.#scheduler = scheduler
     this.#host = host
-    this.#limit = positive('limit', options.limit, 100)
-    this.#safetyPollMs = positive('safetyPollMs', options.safetyPollMs, 60_000)
-    this.#pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs, 1_000)
-    this.#onTick = options.onTick
+    const checked = resolveLoopOptions(options)
+    this.#limit = checked.limit
+    this.#safetyPollMs = checked.safetyPollMs
+    this.#pollIntervalMs = checked.pollIntervalMs
+    this.#onTick = checked.onTick
   }
 
   get stopped(): Promise<void> {

@@ -1,8 +1,13 @@
-import type { IddqueuePlugin } from '@iddqueue/core'
+import { type IddqueuePlugin, InvalidOptionError } from '@iddqueue/core'
+import { describeValue } from '@iddqueue/schema'
 import { migrationSet } from './migrations.js'
 import { createScheduler } from './scheduler.js'
 import { registerHost } from './scheduler-host.js'
-import type { RunningScheduler, StartSchedulerOptions } from './scheduler-loop.js'
+import {
+  type RunningScheduler,
+  resolveLoopOptions,
+  type StartSchedulerOptions,
+} from './scheduler-loop.js'
 
 /**
  * Options of {@link scheduler}.
@@ -39,7 +44,19 @@ export interface SchedulerPluginOptions {
  * await broker.worker().start() // also publishes due occurrences
  */
 export function scheduler(options: SchedulerPluginOptions = {}): IddqueuePlugin {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `Invalid scheduler() options ${describeValue(options)}: expected an object`,
+    )
   const run = options.runInWorkers ?? false
+  // Checked now: the loop starts inside a worker:started listener, where a refusal would be lost.
+  if (typeof run !== 'boolean') {
+    if (typeof run !== 'object' || run === null)
+      throw new InvalidOptionError(
+        `Invalid runInWorkers ${describeValue(run)}: expected true, false or the loop's options`,
+      )
+    resolveLoopOptions(run, 'runInWorkers')
+  }
   return {
     name: migrationSet.owner,
     migrations: migrationSet.migrations,

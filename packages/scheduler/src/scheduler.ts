@@ -249,6 +249,10 @@ class SchedulerApi implements Scheduler {
   readonly #defaults: TemplateDefaults
 
   constructor(broker: Broker, options: SchedulerOptions) {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionError(
+        `Invalid createScheduler() options ${describeValue(options)}: expected an object`,
+      )
     this.#broker = broker
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
     if (!Number.isSafeInteger(this.#maxPayloadBytes) || this.#maxPayloadBytes < 1) {
@@ -321,6 +325,10 @@ class SchedulerApi implements Scheduler {
     if (!Array.isArray(definitions)) {
       throw new InvalidOptionError('Invalid schedules: expected an array of definitions')
     }
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionError(
+        `Invalid define() options ${describeValue(options)}: expected an object`,
+      )
     if (options.prune !== undefined && typeof options.prune !== 'boolean') {
       throw new InvalidOptionError(
         `Invalid prune ${describeValue(options.prune)}: expected true or false`,
@@ -525,6 +533,10 @@ class SchedulerApi implements Scheduler {
   }
 
   async tick(options: TickOptions = {}): Promise<TickResult> {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionError(
+        `Invalid tick() options ${describeValue(options)}: expected an object`,
+      )
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new InvalidOptionError(

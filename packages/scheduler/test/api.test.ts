@@ -11,6 +11,7 @@ import {
   ScheduleExistsError,
   ScheduleNotFoundError,
   scheduledOccurrence,
+  scheduler,
 } from '../src/index.js'
 import {
   drain,
@@ -212,6 +213,39 @@ describe('create, list, update, enable, disable, delete', () => {
       expect((error as Error).message.endsWith(text), (error as Error).message).toBe(true)
     }
     expect(await scheduleCount()).toBe(before)
+  })
+
+  it('refuses bad options objects and loop options at once, not when a worker starts', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const cases: [() => unknown, string][] = [
+      [
+        () => createScheduler(broker, null as never),
+        'Invalid createScheduler() options null: expected an object',
+      ],
+      [
+        () => schedules.define([], 'all' as never),
+        'Invalid define() options "all": expected an object',
+      ],
+      [() => schedules.tick('x' as never), 'Invalid tick() options "x": expected an object'],
+      [() => schedules.start({ onTick: 1 as never }), 'Invalid onTick 1: expected a function'],
+      [() => schedules.start(null as never), 'Invalid start() options null: expected an object'],
+      [() => scheduler(null as never), 'Invalid scheduler() options null: expected an object'],
+      [
+        () => scheduler({ runInWorkers: 'yes' as never }),
+        'Invalid runInWorkers "yes": expected true, false or the loop\'s options',
+      ],
+      // Checked only inside the first worker:started listener, where the refusal was lost.
+      [
+        () => scheduler({ runInWorkers: { safetyPollMs: 0 } }),
+        'Invalid safetyPollMs 0: expected a positive integer of milliseconds',
+      ],
+    ]
+    for (const [run, text] of cases) {
+      const error = await rejection((async () => run())())
+      expect(InvalidOptionError.isInstance(error), `${text}: ${String(error)}`).toBe(true)
+      expect((error as Error).message).toBe(text)
+    }
   })
 
   it('updates, disables, enables and deletes; nextRuns follows the stored timing', async () => {

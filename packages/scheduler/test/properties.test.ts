@@ -2,7 +2,7 @@ import { IddqueueError, InvalidOptionError } from '@iddqueue/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { MIN_TIME_MS } from '../src/definition/resolve-definition.js'
-import { createScheduler } from '../src/index.js'
+import { createScheduler, scheduler } from '../src/index.js'
 import { LATEST_CRON_MS, MAX_DATE_MS } from '../src/timing/schedule-timing.js'
 import { setupDatabase } from './helpers.js'
 
@@ -410,4 +410,117 @@ describe('schedule definitions, under random fields', () => {
       { numRuns: 100 },
     )
   }, 60_000)
+})
+
+describe('scheduler options, under random values', () => {
+  /** Anything but an object (undefined means the defaults). */
+  const notObject = fc.oneof(
+    hostileString,
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.bigInt(),
+  )
+  const notPositive = fc.oneof(badNumber, wrongType, safeInt(Number.MIN_SAFE_INTEGER, 0))
+
+  it('createScheduler(), define(), nextRuns(), tick() and update() refuse bad options before any SQL', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    const name = unique('opts')
+    await schedules.create({ name, actor: 'a', everyMs: 60_000 })
+    const before = await snapshot()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          notObject.map((v) => ({
+            mention: 'createScheduler',
+            run: () => createScheduler(broker, v as never),
+          })),
+          notPositive
+            .filter((v) => v !== null)
+            .map((v) => ({
+              mention: 'maxPayloadBytes',
+              run: () => createScheduler(broker, { maxPayloadBytes: v as never }),
+            })),
+          notObject.map((v) => ({
+            mention: 'define',
+            run: () => schedules.define([], v as never),
+          })),
+          wrongType
+            .filter((v) => typeof v !== 'boolean' && v !== null)
+            .map((v) => ({
+              mention: 'prune',
+              run: () => schedules.define([], { prune: v as never }),
+            })),
+          fc
+            .oneof(notPositive, safeInt(1_001))
+            .map((v) => ({ mention: 'count', run: () => schedules.nextRuns(name, v as never) })),
+          notObject.map((v) => ({ mention: 'tick', run: () => schedules.tick(v as never) })),
+          notPositive
+            .filter((v) => v !== null)
+            .map((v) => ({ mention: 'limit', run: () => schedules.tick({ limit: v as never }) })),
+          notObject
+            .filter((v) => v !== null)
+            .map((v) => ({ mention: 'changes', run: () => schedules.update(name, v as never) })),
+        ),
+        async ({ mention, run }) => {
+          expectRefused(await rejected(async () => run()), mention)
+        },
+      ),
+      { numRuns: 200 },
+    )
+    expect(await snapshot(), 'refused calls stored nothing').toBe(before)
+  }, 60_000)
+
+  it('start() and scheduler() refuse bad loop options at once, starting nothing', async () => {
+    const broker = db.broker()
+    const schedules = createScheduler(broker)
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          notObject.map((v) => ({ mention: 'start', run: () => schedules.start(v as never) })),
+          fc.constantFrom('limit', 'safetyPollMs', 'pollIntervalMs').chain((key) =>
+            fc
+              .oneof(notPositive, safeInt(2 ** 31))
+              .filter((v) => v !== null)
+              .map((v) => ({ mention: key, run: () => schedules.start({ [key]: v } as never) })),
+          ),
+          wrongType
+            .filter((v) => typeof v !== 'function' && v !== null)
+            .map((v) => ({
+              mention: 'onTick',
+              run: () => schedules.start({ onTick: v as never }),
+            })),
+          notObject.map((v) => ({ mention: 'scheduler', run: () => scheduler(v as never) })),
+          wrongType
+            .filter((v) => typeof v !== 'boolean' && typeof v !== 'object' && v !== undefined)
+            .map((v) => ({
+              mention: 'runInWorkers',
+              run: () => scheduler({ runInWorkers: v as never }),
+            })),
+          fc.constantFrom('limit', 'safetyPollMs', 'pollIntervalMs').chain((key) =>
+            fc
+              .oneof(notPositive, safeInt(2 ** 31))
+              .filter((v) => v !== null)
+              .map((v) => ({
+                mention: key,
+                run: () => scheduler({ runInWorkers: { [key]: v } as never }),
+              })),
+          ),
+        ),
+        ({ mention, run }) => {
+          let error: unknown
+          try {
+            const started = run() as { stop?: () => Promise<void> }
+            // A loop that started anyway must not outlive the test.
+            void started?.stop?.()
+          } catch (caught) {
+            error = caught
+          }
+          expectRefused(error, mention)
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
 })

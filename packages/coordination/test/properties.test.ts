@@ -1,7 +1,7 @@
 import { type Broker, InvalidIdentifierError, InvalidOptionError } from '@iddqueue/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { coordination, RateLimitExceeded } from '../src/index.js'
+import { coordination, RateLimitExceeded, RateLimited } from '../src/index.js'
 import { setupDatabase, uniqueQueue } from './helpers.js'
 
 const db = setupDatabase()
@@ -399,6 +399,211 @@ describe('groups, under random members and run options', () => {
         },
       ),
       { numRuns: 40 },
+    )
+  }, 60_000)
+})
+
+describe('plugin, actor, barrier and RateLimited options, under random values', () => {
+  const notObject = fc.oneof(hostileString, fc.integer(), fc.boolean(), fc.bigInt())
+  const notPositive = notIntegerIn(1).filter((v) => v !== null)
+
+  it('coordination() refuses bad options and declared limits, naming them', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          notObject.map((v) => ({ options: v, mention: 'coordination options' })),
+          fc
+            .constantFrom('groupTtlMs', 'pollIntervalMs')
+            .chain((key) => notPositive.map((v) => ({ options: { [key]: v }, mention: key }))),
+          notPositive
+            .filter((v) => v !== false)
+            .map((v) => ({ options: { purgeIntervalMs: v }, mention: 'purgeIntervalMs' })),
+          wrongType
+            .filter((v) => !Array.isArray(v))
+            .map((v) => ({ options: { limits: v }, mention: 'coordination limits' })),
+          wrongType
+            .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
+            .map((v) => ({ options: { limits: [v] }, mention: 'coordination limit' })),
+          notIntegerIn(1, INT4_MAX)
+            .filter((v) => v !== undefined)
+            .map((v) => ({
+              options: { limits: [{ queue: 'q', concurrency: v }] },
+              mention: 'concurrency',
+            })),
+          notIntegerIn(1, 10_000)
+            .filter((v) => v !== undefined)
+            .map((v) => ({
+              options: { limits: [{ actor: 'a', rate: { limit: v, periodMs: 1_000 } }] },
+              mention: 'rate.limit',
+            })),
+          badKey
+            .filter((v) => v !== undefined)
+            .map((v) => ({
+              options: { limits: [{ actor: v, concurrency: 1 }] },
+              mention: 'limit actor key',
+            })),
+        ),
+        ({ options, mention }) => {
+          expectRefused(
+            thrown(() => coordination(options as never)),
+            InvalidOptionError,
+            mention,
+          )
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  it('actor options concurrency and rate are refused at declaration, naming them', async () => {
+    const { broker } = await ready()
+    let n = 0
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          wrongType
+            .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
+            .filter((v) => v !== undefined)
+            .map((v) => ({ options: { concurrency: v }, mention: 'concurrency' })),
+          notIntegerIn(1, INT4_MAX).map((v) => ({
+            options: { concurrency: { limit: v } },
+            mention: 'concurrency.limit',
+          })),
+          wrongType
+            .filter((v) => typeof v !== 'function' && v !== undefined)
+            .map((v) => ({
+              options: { concurrency: { limit: 1, key: v } },
+              mention: 'concurrency.key',
+            })),
+          wrongType
+            .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
+            .filter((v) => v !== undefined)
+            .map((v) => ({ options: { rate: v }, mention: 'rate' })),
+          notIntegerIn(1, 10_000).map((v) => ({
+            options: { rate: { limit: v, periodMs: 1_000 } },
+            mention: 'rate.limit',
+          })),
+          notIntegerIn(1).map((v) => ({
+            options: { rate: { limit: 1, periodMs: v } },
+            mention: 'rate.periodMs',
+          })),
+        ),
+        ({ options, mention }) => {
+          expectRefused(
+            thrown(() => broker.actor(`job_${n++}`, () => {}, options as never)),
+            InvalidOptionError,
+            mention,
+          )
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+
+  it('a bad concurrencyKey, rateKey or computed key is refused at send, storing nothing', async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue('keys')
+    const keyed = broker.actor('keyed', (key: unknown) => key, {
+      queue,
+      concurrency: { limit: 1, key: (key: unknown) => key as string },
+      rate: { limit: 5, periodMs: 1_000 },
+    })
+    const before = await snapshot()
+    await fc.assert(
+      fc.asyncProperty(
+        badKey.filter((v) => v !== undefined),
+        fc.constantFrom('computed', 'concurrencyKey', 'rateKey'),
+        async (key, how) => {
+          const error = await rejected(async () =>
+            how === 'computed'
+              ? keyed.send(key)
+              : keyed.sendWithOptions({ args: ['ok'], options: { [how]: key } }),
+          )
+          expectRefused(error, InvalidOptionError, how === 'rateKey' ? 'rate' : 'concurrency')
+        },
+      ),
+      { numRuns: 100 },
+    )
+    expect(await snapshot(), 'refused sends stored nothing').toBe(before)
+  }, 60_000)
+
+  it('barrier(), wait(), purge() and RateLimited refuse bad options before any SQL', async () => {
+    const { coord } = await ready()
+    const barrier = coord.barrier(uniqueQueue('bar'), { parties: 2, ttlMs: 60_000 })
+    const before = await snapshot()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          notIntegerIn(1, INT4_MAX).map((v) => ({
+            mention: 'parties',
+            run: () => coord.barrier('b', { parties: v as never, ttlMs: 1_000 }),
+          })),
+          notIntegerIn(1).map((v) => ({
+            mention: 'ttlMs',
+            run: () => coord.barrier('b', { parties: 1, ttlMs: v as never }),
+          })),
+          notIntegerIn(0)
+            .filter((v) => v !== undefined)
+            .map((v) => ({
+              mention: 'timeoutMs',
+              run: () => barrier.wait({ timeoutMs: v as never }),
+            })),
+          notObject.map((v) => ({ mention: 'wait()', run: () => barrier.wait(v as never) })),
+          notIntegerIn(1)
+            .filter((v) => v !== undefined && v !== null)
+            .map((v) => ({
+              mention: 'batchSize',
+              run: () => coord.purge({ batchSize: v as never }),
+            })),
+          notObject.map((v) => ({ mention: 'purge()', run: () => coord.purge(v as never) })),
+          notIntegerIn(0)
+            .filter((v) => v !== undefined)
+            .map((v) => ({
+              mention: 'untilMs',
+              run: () => new RateLimited({ untilMs: v as never }),
+            })),
+          wrongType
+            .filter((v) => v !== undefined && !(v instanceof Date))
+            .map((v) => ({ mention: 'until', run: () => new RateLimited({ until: v as never }) })),
+          badKey
+            .filter((v) => v !== undefined)
+            .map((v) => ({
+              mention: 'RateLimited key',
+              run: () => new RateLimited({ untilMs: 1, key: v as never }),
+            })),
+          notObject.map((v) => ({
+            mention: 'RateLimited options',
+            run: () => new RateLimited(v as never),
+          })),
+        ),
+        async ({ mention, run }) => {
+          expectRefused(await rejected(async () => run()), InvalidOptionError, mention)
+        },
+      ),
+      { numRuns: 200 },
+    )
+    expect(await snapshot(), 'refused calls wrote nothing').toBe(before)
+  }, 60_000)
+
+  it('limiters and barriers with extreme valid options answer, never with an SQL error', async () => {
+    const { coord } = await ready()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...LIMITERS),
+        safeInt(1, INT4_MAX),
+        fc.oneof(safeInt(1), fc.constantFrom(1, Number.MAX_SAFE_INTEGER, INT4_MAX, 2 ** 52)),
+        async ([kind, periodName], limit, period) => {
+          const limiter = coord[kind](uniqueQueue('ext'), { limit, [periodName]: period } as never)
+          const lease = await limiter.acquire()
+          await lease.release()
+          // A TTL of a few ms could pass before the arrival: a minute at least.
+          const ttlMs = Math.max(period, 60_000)
+          const barrier = coord.barrier(uniqueQueue('ext'), { parties: limit, ttlMs })
+          expect(await barrier.create()).toBe(true)
+          expect(await barrier.arrive()).toBe(1)
+        },
+      ),
+      { numRuns: 60 },
     )
   }, 60_000)
 })

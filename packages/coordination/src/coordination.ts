@@ -2,7 +2,7 @@ import { type IddqueuePlugin, InvalidOptionError, type Message, SetupLatch } fro
 import { describeValue } from '@iddqueue/schema'
 import { Barrier, type BarrierOptions } from './barrier.js'
 import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
-import { checkDuration } from './check.js'
+import { checkDuration, checkInteger } from './check.js'
 import { limitClauses, reconcileSlots, releaseSettleClauses } from './claim-limits.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
@@ -181,14 +181,15 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     options.groupTtlMs === undefined
       ? 86_400_000
       : checkDuration('coordination()', 'groupTtlMs', options.groupTtlMs)
+  // Both arm Node timers, which fire at once past 2^31 - 1 ms: checkInteger's bound.
   const pollIntervalMs =
     options.pollIntervalMs === undefined
       ? 250
-      : checkDuration('coordination()', 'pollIntervalMs', options.pollIntervalMs)
+      : checkInteger('coordination()', 'pollIntervalMs', options.pollIntervalMs)
   const purgeIntervalMs =
     options.purgeIntervalMs === undefined || options.purgeIntervalMs === false
       ? (options.purgeIntervalMs ?? 3_600_000)
-      : checkDuration('coordination()', 'purgeIntervalMs', options.purgeIntervalMs)
+      : checkInteger('coordination()', 'purgeIntervalMs', options.purgeIntervalMs)
   const declared = checkDeclaredLimits(options.limits)
   const latch = new SetupLatch<CoordinationSetup>('coordination()')
 

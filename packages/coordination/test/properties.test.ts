@@ -412,12 +412,14 @@ describe('plugin, actor, barrier and RateLimited options, under random values', 
       fc.property(
         fc.oneof(
           notObject.map((v) => ({ options: v, mention: 'coordination options' })),
-          fc
-            .constantFrom('groupTtlMs', 'pollIntervalMs')
-            .chain((key) => notPositive.map((v) => ({ options: { [key]: v }, mention: key }))),
-          notPositive
-            .filter((v) => v !== false)
-            .map((v) => ({ options: { purgeIntervalMs: v }, mention: 'purgeIntervalMs' })),
+          notPositive.map((v) => ({ options: { groupTtlMs: v }, mention: 'groupTtlMs' })),
+          // The intervals arm Node timers, which fire at once past 2^31 - 1 ms.
+          fc.constantFrom('pollIntervalMs', 'purgeIntervalMs').chain((key) =>
+            fc
+              .oneof(notPositive, safeInt(INT4_MAX + 1))
+              .filter((v) => v !== false)
+              .map((v) => ({ options: { [key]: v }, mention: key })),
+          ),
           wrongType
             .filter((v) => !Array.isArray(v))
             .map((v) => ({ options: { limits: v }, mention: 'coordination limits' })),

@@ -75,6 +75,17 @@ describe('refusals name any value', () => {
       () => coordination({ groupTtlMs: 5n as never }),
       `Invalid groupTtlMs 5n for coordination(): ${DURATION}`,
     ],
+    // Past 2^31 - 1 ms a Node timer fires after 1 ms: a purge every millisecond.
+    [
+      'a purgeIntervalMs past what a timer keeps',
+      () => coordination({ purgeIntervalMs: 2 ** 31 }),
+      `Invalid purgeIntervalMs 2147483648 for coordination(): ${INT4}`,
+    ],
+    [
+      'a pollIntervalMs past what a timer keeps',
+      () => coordination({ pollIntervalMs: 2 ** 40 }),
+      `Invalid pollIntervalMs 1099511627776 for coordination(): ${INT4}`,
+    ],
     [
       'a bigint declared limit',
       () => coordination({ limits: [1n as never] }),

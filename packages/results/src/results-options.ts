@@ -71,8 +71,11 @@ export interface ActorResultsPolicy {
   readonly ttlMs: number
 }
 
-function positiveInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
+/** The longest delay a Node timer keeps: past it, `setTimeout` and `setInterval` fire after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647
+
+function positiveInteger(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= max
 }
 
 /** @internal Checks the plugin's options and fills in defaults. */
@@ -95,20 +98,24 @@ export function resolveResultsOptions(options: unknown): ResolvedResultsOptions 
       `Invalid storeResults ${describeValue(o.storeResults)} of results(): expected true or false`,
     )
   }
-  for (const key of ['resultTtlMs', 'pollIntervalMs'] as const) {
-    if (o[key] !== undefined && !positiveInteger(o[key])) {
-      throw new InvalidOptionError(
-        `Invalid ${key} ${describeValue(o[key])} of results(): expected an integer of at least 1`,
-      )
-    }
+  if (o.resultTtlMs !== undefined && !positiveInteger(o.resultTtlMs)) {
+    throw new InvalidOptionError(
+      `Invalid resultTtlMs ${describeValue(o.resultTtlMs)} of results(): expected an integer of at least 1`,
+    )
+  }
+  // The intervals arm timers: bounded where Node keeps them.
+  if (o.pollIntervalMs !== undefined && !positiveInteger(o.pollIntervalMs, MAX_TIMER_MS)) {
+    throw new InvalidOptionError(
+      `Invalid pollIntervalMs ${describeValue(o.pollIntervalMs)} of results(): expected an integer from 1 to ${MAX_TIMER_MS}`,
+    )
   }
   if (
     o.purgeIntervalMs !== undefined &&
     o.purgeIntervalMs !== false &&
-    !positiveInteger(o.purgeIntervalMs)
+    !positiveInteger(o.purgeIntervalMs, MAX_TIMER_MS)
   ) {
     throw new InvalidOptionError(
-      `Invalid purgeIntervalMs ${describeValue(o.purgeIntervalMs)} of results(): expected an integer of at least 1, or false`,
+      `Invalid purgeIntervalMs ${describeValue(o.purgeIntervalMs)} of results(): expected an integer from 1 to ${MAX_TIMER_MS}, or false`,
     )
   }
   return {

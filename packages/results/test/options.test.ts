@@ -56,6 +56,24 @@ describe('options', () => {
     ]) {
       expect(() => results(options as never), JSON.stringify(options)).toThrow(InvalidOptionError)
     }
+    // Past 2^31 - 1 ms a Node timer fires after 1 ms: a purge every millisecond.
+    for (const [options, text] of [
+      [
+        { purgeIntervalMs: 2 ** 31 },
+        'Invalid purgeIntervalMs 2147483648 of results(): expected an integer from 1 to 2147483647, or false',
+      ],
+      [
+        { pollIntervalMs: 2 ** 40 },
+        'Invalid pollIntervalMs 1099511627776 of results(): expected an integer from 1 to 2147483647',
+      ],
+    ] as const) {
+      expect(() => results(options)).toThrow(
+        expect.objectContaining({ name: 'InvalidOptionError', message: text }),
+      )
+    }
+    expect(results({ purgeIntervalMs: 2 ** 31 - 1, pollIntervalMs: 2 ** 31 - 1 }).name).toBe(
+      '@iddqueue/results',
+    )
     expect(RESULTS_DEFAULTS.resultTtlMs).toBe(600_000)
     expect(RESULTS_DEFAULTS.storeResults).toBe(false)
   })
@@ -137,11 +155,11 @@ describe('refusals name any value', () => {
     [{ resultTtlMs: 5n }, 'Invalid resultTtlMs 5n of results(): expected an integer of at least 1'],
     [
       { pollIntervalMs: bare },
-      'Invalid pollIntervalMs an object of results(): expected an integer of at least 1',
+      'Invalid pollIntervalMs an object of results(): expected an integer from 1 to 2147483647',
     ],
     [
       { purgeIntervalMs: Symbol('s') },
-      'Invalid purgeIntervalMs a symbol of results(): expected an integer of at least 1, or false',
+      'Invalid purgeIntervalMs a symbol of results(): expected an integer from 1 to 2147483647, or false',
     ],
   ])('results(%o)', async (options, text) => {
     const error = await refusal(() => results(options as never))

@@ -88,8 +88,10 @@ describe('results() options, under random values', () => {
         fc.oneof(
           notBoolean.map((v) => ['storeResults', v] as const),
           notIntegerFrom(1).map((v) => ['resultTtlMs', v] as const),
-          notIntegerFrom(1).map((v) => ['pollIntervalMs', v] as const),
-          notIntegerFrom(1)
+          // The intervals arm Node timers, which fire at once past 2^31 - 1 ms.
+          fc.oneof(notIntegerFrom(1), safeInt(2 ** 31)).map((v) => ['pollIntervalMs', v] as const),
+          fc
+            .oneof(notIntegerFrom(1), safeInt(2 ** 31))
             .filter((v) => v !== false)
             .map((v) => ['purgeIntervalMs', v] as const),
         ),
@@ -137,8 +139,8 @@ describe('results() options, under random values', () => {
           {
             storeResults: fc.boolean(),
             resultTtlMs: safeInt(1),
-            pollIntervalMs: safeInt(1),
-            purgeIntervalMs: fc.oneof(fc.constant(false as const), safeInt(1)),
+            pollIntervalMs: safeInt(1, 2 ** 31 - 1),
+            purgeIntervalMs: fc.oneof(fc.constant(false as const), safeInt(1, 2 ** 31 - 1)),
           },
           { requiredKeys: [] },
         ),

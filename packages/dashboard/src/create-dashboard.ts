@@ -538,11 +538,17 @@ function normaliseBasePath(value: unknown): string {
   return value.replace(/\/$/, '')
 }
 
+/**
+ * The longest delay a Node timer keeps (past it, `setTimeout` fires after
+ * 1 ms) and the longest `statement_timeout` PostgreSQL takes.
+ */
+const MAX_MS = 2_147_483_647
+
 function positive(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > MAX_MS)
     throw new InvalidOptionError(
-      `Invalid ${name} ${describeValue(value)}: expected a number of at least ${min}`,
+      `Invalid ${name} ${describeValue(value)}: expected a number from ${min} to ${MAX_MS}`,
     )
   return value
 }

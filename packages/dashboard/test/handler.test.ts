@@ -668,9 +668,19 @@ describe('refusals of any value', () => {
     [{ basePath: 1n }, 'Invalid basePath 1n: expected a path such as /admin/queues'],
     [
       { pollIntervalMs: Object.create(null) },
-      'Invalid pollIntervalMs an object: expected a number of at least 250',
+      'Invalid pollIntervalMs an object: expected a number from 250 to 2147483647',
     ],
-    [{ searchTimeoutMs: 5n }, 'Invalid searchTimeoutMs 5n: expected a number of at least 1'],
+    [{ searchTimeoutMs: 5n }, 'Invalid searchTimeoutMs 5n: expected a number from 1 to 2147483647'],
+    // A Node timer fires after 1 ms past 2^31 - 1: the live poll would query in a loop.
+    [
+      { pollIntervalMs: 2 ** 31 },
+      'Invalid pollIntervalMs 2147483648: expected a number from 250 to 2147483647',
+    ],
+    // PostgreSQL refused it as statement_timeout: every args search answered 500.
+    [
+      { searchTimeoutMs: 1e12 },
+      'Invalid searchTimeoutMs 1000000000000: expected a number from 1 to 2147483647',
+    ],
   ])('createDashboard(%o)', (options, text) => {
     expect(() => createDashboard({ broker: db.broker(), ...options } as never)).toThrow(
       expect.objectContaining({ name: 'InvalidOptionError', message: text }),

@@ -115,7 +115,7 @@ function parseAction(parts: readonly string[], form: URLSearchParams): Dashboard
       }
     }
     throw new InvalidOptionError(
-      `Invalid op ${JSON.stringify(op)}: expected retry-selected, cancel-selected, retry-matching or cancel-matching`,
+      `Invalid op ${describeValue(op)}: expected retry-selected, cancel-selected, retry-matching or cancel-matching`,
     )
   }
   if (parts.length === 3 && first === 'schedules' && second !== undefined) {

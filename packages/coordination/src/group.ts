@@ -11,6 +11,9 @@ import { checkDuration } from './check.js'
 import type { CoordinationLatch } from './coordination-setup.js'
 import { insertGroupSql, readGroupSql } from './sql/group-sql.js'
 
+/** The latest time a Date holds: the send refuses a delay whose eta falls after it. */
+const MAX_DATE_MS = 8_640_000_000_000_000
+
 /** @internal The message option that marks a group member with its group's id. */
 export const GROUP_OPTION = 'coordinationGroup'
 
@@ -114,8 +117,15 @@ export class CoordinatedGroup<M extends readonly Message[] = readonly Message[]>
       options.ttlMs === undefined
         ? this.#defaultTtlMs
         : checkDuration('group.run()', 'ttlMs', options.ttlMs)
-    // The members' delay is checked here too: a refusal must leave no group row.
-    if (options.delayMs !== undefined) checkDuration('group.run()', 'delayMs', options.delayMs, 0)
+    // The members' delay is checked here too, as the send checks it: a
+    // refusal must leave no group row.
+    if (options.delayMs !== undefined) {
+      const delayMs = checkDuration('group.run()', 'delayMs', options.delayMs, 0)
+      if (Date.now() + delayMs > MAX_DATE_MS)
+        throw new InvalidOptionError(
+          `Invalid delayMs ${delayMs} for group.run(): the eta it gives is past the latest Date (+275760-09-13)`,
+        )
+    }
     // The transaction is checked before any SQL.
     const transaction =
       options.transaction === undefined ? undefined : toExecutor(options.transaction, 'transaction')

@@ -345,7 +345,9 @@ describe('groups, under random members and run options', () => {
       fc.asyncProperty(
         fc.oneof(
           notIntegerIn(1).map((v) => ({ key: 'ttlMs', options: { ttlMs: v } })),
-          notIntegerIn(0)
+          // A delay whose eta passes the latest Date is refused by the send: before the group row.
+          fc
+            .oneof(notIntegerIn(0), safeInt(8.64e15))
             .filter((v) => v !== undefined)
             .map((v) => ({ key: 'delayMs', options: { delayMs: v } })),
           wrongType

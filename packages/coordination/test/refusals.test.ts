@@ -26,7 +26,8 @@ async function snapshot(): Promise<string> {
       (select count(*) from iddqueue.coordination_slots)::int as slots,
       (select count(*) from iddqueue.coordination_buckets)::int as buckets,
       (select count(*) from iddqueue.coordination_hits)::int as hits,
-      (select count(*) from iddqueue.coordination_barriers)::int as barriers`
+      (select count(*) from iddqueue.coordination_barriers)::int as barriers,
+      (select count(*) from iddqueue.coordination_groups)::int as groups`
   return JSON.stringify(row)
 }
 
@@ -117,6 +118,7 @@ describe('refusals name any value', () => {
     const queue = uniqueQueue('any')
     const before = await snapshot()
     const limiter = coord.concurrentLimiter('k', { limit: 1, ttlMs: 1_000 })
+    const plain = broker.actor('plain', () => {}, { queue })
     const odd = broker.actor('odd', (_n: number) => {}, {
       queue,
       concurrency: {
@@ -148,6 +150,11 @@ describe('refusals name any value', () => {
         `Invalid limit key key an object: ${KEY}`,
       ],
       [() => odd.send(1), 'The concurrency key function of actor odd threw: an object'],
+      // The send refused it after the group row was written.
+      [
+        () => coord.group([plain.message()]).run({ delayMs: Number.MAX_SAFE_INTEGER }),
+        'Invalid delayMs 9007199254740991 for group.run(): the eta it gives is past the latest Date (+275760-09-13)',
+      ],
       [
         () => coord.purge({ batchSize: 1n as never }),
         'Invalid batchSize 1n: expected an integer of at least 1',

@@ -96,6 +96,15 @@ export class RateLimited extends IddqueueError {
   }
 }
 
+/** A Date's time; NaN for an object that only inherits from Date.prototype (its getTime throws). */
+function dateTime(value: Date): number {
+  try {
+    return Date.prototype.getTime.call(value)
+  } catch {
+    return Number.NaN
+  }
+}
+
 function rateLimitedDelay(options: RateLimitedOptions): number {
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionError('Invalid RateLimited options: expected { untilMs } or { until }')
@@ -104,11 +113,12 @@ function rateLimitedDelay(options: RateLimitedOptions): number {
       'Invalid RateLimited options: expected exactly one of untilMs and until',
     )
   if (options.until !== undefined) {
-    if (!(options.until instanceof Date) || Number.isNaN(options.until.getTime()))
+    const until = options.until instanceof Date ? dateTime(options.until) : Number.NaN
+    if (Number.isNaN(until))
       throw new InvalidOptionError(
         `Invalid RateLimited until ${describeValue(options.until)}: expected a valid Date`,
       )
-    return Math.max(0, Math.ceil(options.until.getTime() - Date.now()))
+    return Math.max(0, Math.ceil(until - Date.now()))
   }
   return checkDuration('RateLimited', 'untilMs', options.untilMs, 0)
 }

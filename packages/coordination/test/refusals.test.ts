@@ -102,6 +102,12 @@ describe('refusals name any value', () => {
       () => new RateLimited({ untilMs: 1, key: bare }),
       `Invalid RateLimited key an object: ${KEY}`,
     ],
+    // Date's getTime threw a TypeError on it.
+    [
+      'a RateLimited until that only inherits from Date.prototype',
+      () => new RateLimited({ until: Object.create(Date.prototype) }),
+      'Invalid RateLimited until an object: expected a valid Date',
+    ],
     [
       'a RateLimited until without a prototype',
       () => new RateLimited({ until: bare }),

@@ -61,6 +61,11 @@ describe('resolveDefinition', () => {
       { startAt: Object.create(null) },
       'Schedule "s": invalid startAt an object: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)',
     ],
+    // Date's getTime throws on an object that only inherits from Date.prototype.
+    [
+      { startAt: Object.create(Date.prototype) },
+      'Schedule "s": invalid startAt an object: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)',
+    ],
     [
       { endAt: 5n },
       'Schedule "s": invalid endAt 5n: expected a Date, epoch milliseconds, or an ISO 8601 time with a zone (2026-01-01T09:00:00Z)',

@@ -80,11 +80,20 @@ export function assertScheduleName(name: unknown): asserts name is string {
 /** @internal PostgreSQL's earliest timestamptz, 4714-11-24T00:00:00Z BC: an earlier time cannot be stored. */
 export const MIN_TIME_MS = -210_866_803_200_000
 
+/** A Date's time; NaN for an object that only inherits from Date.prototype (its getTime throws). */
+function dateTime(value: Date): number {
+  try {
+    return Date.prototype.getTime.call(value)
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** @internal Epoch ms of a Date, an ISO 8601 string with a zone, or epoch ms. */
 function toMs(what: string, value: Date | string | number): number {
   const ms =
     value instanceof Date
-      ? value.getTime()
+      ? dateTime(value)
       : typeof value === 'number'
         ? value
         : typeof value === 'string' && /(?:Z|[+-]\d\d:?\d\d)$/i.test(value.trim())

@@ -65,7 +65,8 @@ describe('the rescuer', () => {
     const stalled = postgres(db.url, { max: 1, onnotice: () => {} })
     const other = postgres(db.url, { max: 1, onnotice: () => {} })
     try {
-      const [{ pid }] = await stalled`select pg_backend_pid() as pid`
+      const [backend] = await stalled`select pg_backend_pid() as pid`
+      const pid = backend!.pid as number
       // As if the network dropped every packet right after the lead statement:
       // the transaction stays open and the client never speaks again.
       const sweep = stalled.begin(async (tx) => {

@@ -67,7 +67,7 @@ export function cronOf(cron: string, timezone: string): Cron {
 
 /**
  * The first occurrence strictly after `afterMs`, or null when there is none
- * before `endAt` (or before the latest Date, {@link LATEST_CRON_MS} for cron).
+ * before `endAt` (or before the latest Date; a week before it for cron).
  *
  * @example
  * occurrenceAfter({ kind: 'interval', everyMs: 1_000, anchorMs: 0 }, 1_500) // 2_000

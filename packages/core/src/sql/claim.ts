@@ -196,20 +196,15 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Pick
   union all
   select s.depth + 1, lv.priority, s.remaining - t.taken, not t.filled, t.names, t.counts
     from steps s
-   -- \`offset 0\` keeps the level a computed column: inlined, its probes would run again for every queue.
-   cross join lateral (select ${nextLevel(ns, `coalesce(s.priority, ${BEFORE_ALL})`)} as priority offset 0) lv
+   -- \`offset 0\` keeps the level a computed row: inlined, its probes would run again for every queue.
+   cross join lateral (${levelAndDue(ns, clauses, 's.priority')} offset 0) lv
    cross join lateral (
      select coalesce(sum(c.n), 0)::int as taken, coalesce(bool_or(c.n = b.share), false) as filled,
             array_agg(b.name) filter (where c.n > 0) as names, array_agg(c.n) filter (where c.n > 0) as counts
-       from (select u.name,
-                    s.remaining / count(*) over ()
-                      + case when row_number() over () <= s.remaining % count(*) over () then 1 else 0 end as share
-               from queues u
-              -- A lateral in index order with a limit, not \`exists\`: a semi-join, or a
-              -- sequential scan betting on an early match, would read the backlog.
-              cross join lateral (
-                select 1 from ${messages} r where ${dueAt(clauses, 'u.name', 'lv.priority')}
-                 order by r.eta limit 1) due) b
+       from (select d.name,
+                    s.remaining / cardinality(lv.due)
+                      + case when d.i <= s.remaining % cardinality(lv.due) then 1 else 0 end as share
+               from unnest(lv.due) with ordinality as d(name, i)) b
       cross join lateral (
         select count(*)::int as n from (
           select 1 from (select 1 from ${messages} r where ${dueAt(clauses, 'b.name', 'lv.priority')}
@@ -225,6 +220,34 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Pick
    where s.names is not null`,
     more: `(select bool_or(not s.go) or (max(s.depth) >= ${MAX_LEVELS_PER_CLAIM} and bool_and(s.remaining > 0)) from steps s where s.depth > 0)`,
   }
+}
+
+/**
+ * One row: the smallest priority above `after` among the queued rows of the
+ * unpaused queues (`priority`), and the queues with a due row at that level
+ * (`due`, in queue order). One index probe per queue finds the first row of
+ * its next level; without an `eligible` clause that row also says whether
+ * the queue has a due row there (rows of a level come in eta order), so
+ * the backlog's front is walked once per queue, not twice. With one, a row
+ * may be due but not eligible: a second probe per queue asks.
+ */
+function levelAndDue(ns: Namespace, clauses: ClaimClauses, after: string): string {
+  const messages = ns.table('messages')
+  const firsts = `select u.name, f.priority, f.eta, min(f.priority) over () as level, row_number() over () as i
+      from queues u cross join lateral (
+        select r.priority, r.eta from ${messages} r
+         where r.state = 'queued' and r.queue = u.name and r.priority > coalesce(${after}, ${BEFORE_ALL})
+         order by r.priority limit 1) f`
+  if (!clauses.eligible) {
+    return `select min(p.level) as priority,
+           array_agg(p.name order by p.i) filter (where p.priority = p.level and p.eta <= now()) as due
+      from (${firsts}) p`
+  }
+  return `select min(p.level) as priority,
+           array_agg(p.name order by p.i) filter (where p.priority = p.level and exists (
+             select 1 from (select 1 from ${messages} r where ${dueAt(clauses, 'p.name', 'p.level')}
+              order by r.eta limit 1) due)) as due
+      from (${firsts}) p`
 }
 
 /**

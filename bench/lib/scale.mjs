@@ -154,7 +154,15 @@ export async function produceConsume(db, queues = 1) {
       sent += perTick
     }
     const produceSecs = (now() - t0) / 1000
-    const result = await Promise.race([allStarted.promise, sleep(LIMIT_MS).then(() => 'timeout')])
+    // A cleared timer, not sleep(): a pending 60 s sleep kept the child alive until its forced exit.
+    let limit
+    const result = await Promise.race([
+      allStarted.promise,
+      new Promise((resolve) => {
+        limit = setTimeout(() => resolve('timeout'), LIMIT_MS)
+      }),
+    ])
+    clearTimeout(limit)
     const secs = (now() - t0) / 1000
     lat.sort((x, y) => x - y)
     return {

@@ -225,7 +225,7 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Pick
 /**
  * One row: the smallest priority above `after` among the queued rows of the
  * unpaused queues (`priority`), and the queues with a due row at that level
- * (`due`, in queue order). One index probe per queue finds the first row of
+ * (`due`). One index probe per queue finds the first row of
  * its next level; without an `eligible` clause that row also says whether
  * the queue has a due row there (rows of a level come in eta order), so
  * the backlog's front is walked once per queue, not twice. With one, a row
@@ -233,18 +233,18 @@ function severalQueues(ns: Namespace, clauses: ClaimClauses, cols: string): Pick
  */
 function levelAndDue(ns: Namespace, clauses: ClaimClauses, after: string): string {
   const messages = ns.table('messages')
-  const firsts = `select u.name, f.priority, f.eta, min(f.priority) over () as level, row_number() over () as i
+  const firsts = `select u.name, f.priority, f.eta, min(f.priority) over () as level
       from queues u cross join lateral (
         select r.priority, r.eta from ${messages} r
          where r.state = 'queued' and r.queue = u.name and r.priority > coalesce(${after}, ${BEFORE_ALL})
          order by r.priority limit 1) f`
   if (!clauses.eligible) {
     return `select min(p.level) as priority,
-           array_agg(p.name order by p.i) filter (where p.priority = p.level and p.eta <= now()) as due
+           array_agg(p.name) filter (where p.priority = p.level and p.eta <= now()) as due
       from (${firsts}) p`
   }
   return `select min(p.level) as priority,
-           array_agg(p.name order by p.i) filter (where p.priority = p.level and exists (
+           array_agg(p.name) filter (where p.priority = p.level and exists (
              select 1 from (select 1 from ${messages} r where ${dueAt(clauses, 'p.name', 'p.level')}
               order by r.eta limit 1) due)) as due
       from (${firsts}) p`

@@ -3,24 +3,7 @@ import type { Namespace } from '@iddqueue/schema'
 import type { CoordinationSetup } from './coordination-setup.js'
 import { type DeclaredLimits, limitsOf } from './limit-options.js'
 import { limitPlaces } from './message-limits.js'
-import {
-  driftSql,
-  eligibleSql,
-  lockSlotsSql,
-  pickSql,
-  rebuildSlotsSql,
-  releaseClauses,
-  saturatedSql,
-  wakeAtSql,
-} from './sql/claim-limits-sql.js'
-
-/**
- * Candidates a limited claim locks per row it may claim. One (decision
- * 0016): the pre-filter already steps over the limits saturated at the
- * snapshot, and every extra candidate is a row lock written and ranked for
- * nothing; twice the batch drained 1,000 keys no faster.
- */
-const OVERFETCH = 1
+import { eligibleSql, pickSql, releaseEffectSql, saturatedSql, wakeAtSql } from './sql/claim-limits-sql.js'
 
 /** @internal `claimClauses`: the limited claim when a message of the worker's queues may carry a limit. */
 export function limitClauses(
@@ -35,34 +18,20 @@ export function limitClauses(
     with: saturatedSql(setup.ns),
     eligible: eligibleSql(places),
     wakeAt: wakeAtSql(setup.ns),
-    pick: { overfetch: OVERFETCH, ...pickSql(setup.ns, OVERFETCH) },
+    // One candidate per row the claim may take: the pre-filter already steps
+    // over the limits saturated at the snapshot (decision 0016).
+    pick: { overfetch: 1, ...pickSql(setup.ns) },
   }
 }
 
 /**
  * @internal `settleClauses`: the settle of a message with a concurrency
- * limit frees its places in the same statement (decision 0016).
+ * limit wakes the workers of its queue, whose claims may have come back
+ * short for want of its place (decision 0018).
  */
 export function releaseSettleClauses(ns: Namespace): SettleClauses {
   return {
     concerns: (message) => limitsOf(message).some((limit) => limit.id[0] === 'c'),
-    ...releaseClauses(ns),
+    effect: releaseEffectSql(ns),
   }
-}
-
-/**
- * @internal Rebuilds the counters that disagree with the `consumed` rows:
- * after crash recovery requeued a dead worker's messages, or rows were
- * handed back outside a settle. Under row locks taken in slot order, then a
- * fresh count, so it never frees a slot a claim holds.
- */
-export async function reconcileSlots(setup: CoordinationSetup): Promise<number> {
-  const drift = await setup.executor.query<{ scope: string; name: string }>(driftSql(setup.ns))
-  if (drift.length === 0) return 0
-  const params = [drift.map((d) => d.scope), drift.map((d) => d.name)]
-  await setup.executor.transaction(async (tx) => {
-    await tx.query(lockSlotsSql(setup.ns), params)
-    await tx.query(rebuildSlotsSql(setup.ns), params)
-  })
-  return drift.length
 }

@@ -3,14 +3,21 @@ import { describeValue } from '@iddqueue/schema'
 import { Barrier, type BarrierOptions } from './barrier.js'
 import { BucketLimiter, type BucketLimiterOptions } from './bucket-limiter.js'
 import { checkDuration, checkInteger } from './check.js'
-import { limitClauses, reconcileSlots, releaseSettleClauses } from './claim-limits.js'
+import { limitClauses, releaseSettleClauses } from './claim-limits.js'
 import { ConcurrentLimiter, type ConcurrentLimiterOptions } from './concurrent-limiter.js'
 import type { CoordinationSetup } from './coordination-setup.js'
 import { RateLimited } from './errors.js'
 import { CoordinatedGroup } from './group.js'
 import { groupOf, settleGroups } from './group-settle.js'
 import { KeyWaiters } from './key-waiters.js'
-import { checkDeclaredLimits, checkLimitOptions, type DeclaredLimit } from './limit-options.js'
+import {
+  checkDeclaredLimits,
+  checkLimitOptions,
+  type DeclaredLimit,
+  type DeclaredValues,
+  declaredList,
+  keylessLimits,
+} from './limit-options.js'
 import type { Limiter } from './limiter.js'
 import {
   type LimitInfo,
@@ -24,9 +31,6 @@ import { migrationSet } from './migrations.js'
 import { purgeCoordination } from './purge.js'
 import { holdKeySql } from './sql/limits-sql.js'
 import { WindowLimiter, type WindowLimiterOptions } from './window-limiter.js'
-
-/** How often a broker rebuilds slot counters that disagree with the running messages, in ms. */
-const RECONCILE_INTERVAL_MS = 1_000
 
 /** Rows per purge statement. */
 const PURGE_BATCH = 5_000
@@ -192,12 +196,17 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
       : checkInteger('coordination()', 'purgeIntervalMs', options.purgeIntervalMs)
   const declared = checkDeclaredLimits(options.limits)
   const latch = new SetupLatch<CoordinationSetup>('coordination()')
+  // The limits of this process's actors without a key, which listLimits() shows.
+  const actorLimits = new Map<string, DeclaredValues>()
 
   return {
     name: migrationSet.owner,
     migrations: migrationSet.migrations,
     actorOptions: ['concurrency', 'rate'],
-    checkActor: (actor) => checkLimitOptions(actor, declared),
+    checkActor(actor) {
+      checkLimitOptions(actor, declared)
+      actorLimits.set(actor.name, keylessLimits(actor))
+    },
     messageOptions: (build) => limitOptions(build, declared),
     claimClauses: (queues, actors) => limitClauses(latch.current, queues, actors, declared),
     settleClauses: releaseSettleClauses,
@@ -247,16 +256,7 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
         }, purgeIntervalMs)
         timer.unref()
       }
-      // Slots of messages that left `consumed` without a settle (crash
-      // recovery, rows handed back) come back within a second of it.
-      const reconcile = setInterval(() => {
-        reconcileSlots(setup).catch((error: unknown) =>
-          context.logger.warn('coordination: could not rebuild the concurrency slots', { error }),
-        )
-      }, RECONCILE_INTERVAL_MS)
-      reconcile.unref()
       return async () => {
-        clearInterval(reconcile)
         clearInterval(timer)
         await waiters.close()
         latch.clear()
@@ -268,7 +268,7 @@ export function coordination(options: CoordinationOptions = {}): CoordinationPlu
     barrier: (key, barrierOptions) => new Barrier(latch, key, barrierOptions),
     group: (messages) => new CoordinatedGroup(latch, messages, groupTtlMs),
     setLimit: (target, values) => setLimit(latch, target, values),
-    listLimits: () => listLimits(latch),
+    listLimits: () => listLimits(latch, declaredList(declared, actorLimits)),
     async purge(purgeOptions = {}) {
       if (typeof purgeOptions !== 'object' || purgeOptions === null) {
         throw new InvalidOptionError(

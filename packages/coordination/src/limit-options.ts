@@ -216,3 +216,31 @@ export function checkDeclaredLimits(limits: unknown): DeclaredLimits {
   }
   return { queues, actors }
 }
+
+/** @internal The limits an actor's own options declare for the whole actor (no key function). */
+export function keylessLimits(actor: ActorDefinition): DeclaredValues {
+  const concurrency = optionOf<ConcurrencyOption>(actor, 'concurrency')
+  const rate = optionOf<RateOption>(actor, 'rate')
+  return {
+    ...(concurrency && !concurrency.key ? { concurrency: concurrency.limit } : {}),
+    ...(rate && !rate.key ? { rate: { limit: rate.limit, periodMs: rate.periodMs } } : {}),
+  }
+}
+
+/**
+ * @internal The actor and queue limits a process declares, on the plugin
+ * and on its actors, one entry per (scope, name), for `listLimits()`.
+ */
+export function declaredList(
+  declared: DeclaredLimits,
+  actorLimits: ReadonlyMap<string, DeclaredValues>,
+): (readonly ['actor' | 'queue', string, DeclaredValues])[] {
+  const actors = new Map(declared.actors)
+  for (const [name, values] of actorLimits)
+    if (values.concurrency !== undefined || values.rate !== undefined)
+      actors.set(name, { ...actors.get(name), ...values })
+  return [
+    ...[...actors].map(([name, values]) => ['actor', name, values] as const),
+    ...[...declared.queues].map(([name, values]) => ['queue', name, values] as const),
+  ]
+}

@@ -1,7 +1,7 @@
 import { assertQueueName, InvalidOptionError } from '@iddqueue/core'
 import { checkDuration, checkInteger, checkKey } from './check.js'
 import type { CoordinationLatch } from './coordination-setup.js'
-import { MAX_RATE_LIMIT } from './limit-options.js'
+import { type DeclaredValues, MAX_RATE_LIMIT } from './limit-options.js'
 import { dropEmptyLimitSql, listLimitsSql, setLimitSql } from './sql/limits-sql.js'
 
 /**
@@ -107,10 +107,23 @@ export async function setLimit(
   })
 }
 
-/** @internal `listLimits()`. */
-export async function listLimits(latch: CoordinationLatch): Promise<LimitInfo[]> {
+/**
+ * @internal `listLimits()`: the stored limits and the running messages'
+ * and rate windows' limits, with the actor and queue limits this process
+ * declares (so a declared limit is listed while nothing runs).
+ */
+export async function listLimits(
+  latch: CoordinationLatch,
+  declared: readonly (readonly [LimitInfo['scope'], string, DeclaredValues])[],
+): Promise<LimitInfo[]> {
   const setup = await latch.wait('list limits')
-  const rows = await setup.executor.query<Row>(listLimitsSql(setup.ns))
+  const rows = await setup.executor.query<Row>(listLimitsSql(setup.ns), [
+    declared.map(([scope]) => scope),
+    declared.map(([, name]) => name),
+    declared.map(([, , values]) => values.concurrency ?? null),
+    declared.map(([, , values]) => values.rate?.limit ?? null),
+    declared.map(([, , values]) => values.rate?.periodMs ?? null),
+  ])
   return rows.map((row) => ({
     scope: row.scope,
     name: row.name,

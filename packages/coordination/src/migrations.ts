@@ -1,4 +1,5 @@
 import type { Migration, MigrationSet } from '@iddqueue/schema'
+import { runningFunctionSql } from './sql/running-sql.js'
 import { table } from './tables.js'
 
 /**
@@ -7,7 +8,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -148,6 +149,18 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
       // place). On full pages a keyed claim's upserts cost 4x more, measured.
       `alter table ${table(ns, 'coordination_running')} set (fillfactor = 20)`,
       `alter table ${table(ns, 'coordination_rates')} set (fillfactor = 50)`,
+    ],
+  },
+  {
+    version: 6,
+    name: 'running-from-messages',
+    up: (ns) => [
+      // A concurrency limit's running messages are counted from the
+      // `consumed` rows themselves, under a per-limit advisory lock
+      // (decision 0018): the counters of version 3 go, and with them
+      // their writes in every claim and settle and their rebuilds.
+      runningFunctionSql(ns),
+      `drop table ${table(ns, 'coordination_running')}`,
     ],
   },
 ])

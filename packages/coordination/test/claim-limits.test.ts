@@ -20,7 +20,7 @@ async function queued(queue: string): Promise<number> {
 
 describe('limits the claim enforces', () => {
   it('3 worker processes: a global limit of 4 and 200 keys of limit 1 hold; a SIGKILLed worker frees its slots', async () => {
-    const { broker } = await ready()
+    const { coord, broker } = await ready()
     const queue = uniqueQueue('limits')
     await db.sql`create table if not exists probe (name text primary key, running int not null, max int not null)`
     // The producer declares the same actors as the workers: the key is computed at send.
@@ -79,9 +79,12 @@ describe('limits the claim enforces', () => {
     expect(probes.filter((p) => p.name !== 'global')).toHaveLength(200)
     // Sampled from the rows: running counts within the limits; nothing left held.
     expect(samples.every((s) => s.n <= (s.scope === 'actor' ? 4 : 1))).toBe(true)
-    const [left] =
-      await db.sql`select coalesce(sum(running), 0)::int as n from iddqueue.coordination_running`
-    expect(left?.n).toBe(0)
+    const limits = await coord.listLimits()
+    expect(limits.find((l) => l.scope === 'actor' && l.name === 'global')).toMatchObject({
+      concurrency: 4,
+      running: 0,
+    })
+    expect(limits.filter((l) => l.running > 0)).toEqual([])
   }, 240_000)
 
   it('a limit set at runtime is used by the next claim, and listLimits shows the holders', async () => {
@@ -111,6 +114,50 @@ describe('limits the claim enforces', () => {
     await broker.join({ queues: [queue], timeoutMs: 20_000 })
     await worker.stop()
     expect(running).toBe(6)
+  })
+
+  it("a claim waits for a concurrent claim of the same key, then counts the place it took (decision 0018)", async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue('race')
+    const actor = broker.actor('raced', (_n: number) => {}, {
+      queue,
+      concurrency: { key: () => 'shared', limit: 1 },
+    })
+    const first = await actor.send(1)
+    const second = await actor.send(2)
+    // Another claimer holds the key's lock and has taken its one place, not yet committed.
+    const other = await db.sql.reserve()
+    await other`begin`
+    await other`select * from iddqueue.coordination_running_counts(array['ck:shared'])`
+    await other`update iddqueue.messages set state = 'consumed', worker_id = ${crypto.randomUUID()}
+      where id = ${first.id}`
+    const claims: number[] = []
+    broker.on('worker:claimed', (event) => {
+      claims.push(event.count)
+    })
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: 60_000 })
+    await worker.start()
+    // The worker's claim saw the key free in its snapshot, and now waits on its lock...
+    await until(
+      async () =>
+        (
+          await db.sql`select count(*)::int as n from pg_locks
+            where locktype = 'advisory' and not granted
+              and database = (select oid from pg_database where datname = current_database())`
+        )[0]?.n === 1,
+      10_000,
+      "the worker's claim to wait for the key",
+    )
+    expect(claims).toEqual([])
+    await other`commit`
+    other.release()
+    // ... then counts the place the other claim took, and leaves the second message queued.
+    await until(() => claims.length === 1, 10_000, 'the claim to return')
+    console.log('DEBUG', claims, await db.sql`select id, state, options from iddqueue.messages where queue = ${queue}`, first.id, second.id)
+    expect(claims).toEqual([0])
+    const [row] = await db.sql`select state from iddqueue.messages where id = ${second.id}`
+    expect(row?.state).toBe('queued')
+    await worker.stop()
   })
 
   it('a RateLimited throw frees the slot and does not count an attempt', async () => {

@@ -67,8 +67,7 @@ describe('rate limits the claim enforces', () => {
     expect(limits.find((l) => l.scope === 'queue' && l.name === queue)).toMatchObject({
       concurrency: 3,
     })
-    // Every place is free again: at once, or after the next reconciliation for a
-    // place the queue's counter granted to a row its rate refused (decision 0014).
+    // Every place is free again: places are the running messages themselves (decision 0018).
     await until(
       async () =>
         (await coord.listLimits()).find((l) => l.scope === 'queue' && l.name === queue)?.running ===

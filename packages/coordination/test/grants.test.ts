@@ -48,7 +48,7 @@ describe('generateGrantsSql with the coordination plugin', () => {
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where n.nspname = 'iddqueue' and c.relkind in ('r', 'p') and c.relname like 'coordination%'
       order by c.relname`
-    expect(tables.length).toBeGreaterThanOrEqual(10)
+    expect(tables.length).toBeGreaterThanOrEqual(9)
     expect(tables.filter((t) => !t.worker).map((t) => t.relname)).toEqual([])
     expect(tables.filter((t) => t.producer_inserts).map((t) => t.relname)).toEqual([
       'coordination_groups',

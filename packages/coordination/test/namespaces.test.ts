@@ -118,7 +118,7 @@ describe('two namespaces in one schema (prefixes a_ and b_)', () => {
     await stop()
   })
 
-  it('keep their own limits, running counters and groups: a drain of one leaves the other untouched', async () => {
+  it('keep their own limits, running counts and groups: a drain of one leaves the other untouched', async () => {
     const { a, b, plugins, channels, stop } = await twoNamespaces()
     const calls: Record<'a' | 'b', string[]> = { a: [], b: [] }
     const declare = (broker: Broker, side: 'a' | 'b') => ({
@@ -133,8 +133,8 @@ describe('two namespaces in one schema (prefixes a_ and b_)', () => {
     const inA = declare(a, 'a')
     const inB = declare(b, 'b')
     await plugins.b.setLimit({ key: 'tenant' }, { concurrency: 3 })
-    expect(await plugins.a.listLimits()).toEqual([])
-    expect((await plugins.b.listLimits()).map((limit) => limit.name)).toEqual(['tenant'])
+    expect((await plugins.a.listLimits()).map((limit) => limit.name)).toEqual(['work'])
+    expect((await plugins.b.listLimits()).map((limit) => limit.name)).toEqual(['work', 'tenant'])
 
     const groupA = await plugins.a
       .group([inA.work.message(1), inA.work.message(2)])
@@ -155,11 +155,18 @@ describe('two namespaces in one schema (prefixes a_ and b_)', () => {
       await rows('b_coordination_groups', 'id, done, completed_at is not null as completed'),
     ).toEqual([{ id: groupB.id, done: 0, completed: false }])
     expect(await rows('b_coordination_group_members', 'message_id')).toEqual([])
-    // a's claim counted its actor slot in a's table; b has none until it runs.
-    expect(await rows('a_coordination_running', 'scope, name, running')).toEqual([
-      { scope: 'actor', name: 'work', running: 0 },
+    // Each namespace counts its running messages with its own function, over its own table.
+    const counting = await db.sql<{ name: string; body: string }[]>`
+      select p.proname as name, p.prosrc as body from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+       where n.nspname = 'shared' and p.proname like '%coordination_running_counts' order by 1`
+    expect(counting.map((row) => row.name)).toEqual([
+      'a_coordination_running_counts',
+      'b_coordination_running_counts',
     ])
-    expect(await rows('b_coordination_running', 'scope, name')).toEqual([])
+    expect(counting.map((row) => row.body.match(/"shared"\."(\w+)"/)?.[1])).toEqual([
+      'a_messages',
+      'b_messages',
+    ])
     const queuedB =
       await db.sql`select count(*)::int as n from shared.b_messages where state = 'queued'`
     expect(queuedB[0]?.n).toBe(2)

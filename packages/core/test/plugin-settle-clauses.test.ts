@@ -70,4 +70,29 @@ describe('IddqueuePlugin.settleClauses (decision 0016)', () => {
       }
     })
   }
+
+  it('takes an effect without CTEs: a notification per settle of the messages it concerns', async () => {
+    const channel = 'settle_effect_only'
+    const plugin: IddqueuePlugin = {
+      name: 'effect-only',
+      settleClauses: () => ({
+        concerns: (message) => message.actor === 'noticed',
+        effect: `(select pg_notify('${channel}', count(*)::text) from settled)`,
+      }),
+    }
+    const broker = db.broker({ plugins: [plugin] })
+    const queue = uniqueQueue()
+    const noticed = broker.actor('noticed', () => {}, { queue })
+    const notified = await collectNotifications(db.sql, channel)
+    try {
+      await noticed.send()
+      const worker = broker.worker({ queues: [queue], pollIntervalMs: 20 })
+      await worker.start()
+      await broker.join({ queues: [queue], timeoutMs: 20_000 })
+      await worker.stop()
+      expect(await notified.settled()).toEqual(['1'])
+    } finally {
+      await notified.stop()
+    }
+  })
 })

@@ -1,5 +1,6 @@
 import type { Namespace } from '@iddqueue/schema'
 import { table } from '../tables.js'
+import { hasRunningLimitSql, runningCountsSql, runningFunction } from './running-sql.js'
 
 /**
  * A message's limits, as stored in its options: `options.limits`, a list of
@@ -13,10 +14,10 @@ const LIMITS = `options->'limits'`
 export const MAX_LIMITS = 6
 
 /** `scope` and `name` of a limit id expression. */
-function scopeOf(id: string): string {
+export function scopeOf(id: string): string {
   return `(case substr(${id}, 2, 1) when 'k' then 'key' when 'a' then 'actor' else 'queue' end)`
 }
-function nameOf(id: string): string {
+export function nameOf(id: string): string {
   return `substr(${id}, 4)`
 }
 
@@ -27,23 +28,21 @@ function takenSql(starts: string, periodMs: string): string {
 
 /**
  * The `with` clause of a limited claim: the ids of the limits saturated
- * (concurrency at its cap, a rate window full) or held (`RateLimited` key)
- * at the claim's snapshot, so the ready probes step over their rows (no
- * head-of-line blocking). Only a pre-filter: the grants below are what is
+ * (as many messages running as the limit allows, counted from the
+ * `consumed` rows; a rate window full) or held (`RateLimited` key) at the
+ * claim's snapshot, so the ready probes step over their rows (no
+ * head-of-line blocking). Only a pre-filter: the pick below is what is
  * strict.
  */
 export function saturatedSql(ns: Namespace): string {
-  const running = table(ns, 'coordination_running')
   const rates = table(ns, 'coordination_rates')
   const limits = table(ns, 'coordination_limits')
-  const prefix = (kind: string, scope: string) =>
-    `'${kind}' || left(${scope}, 1) || ':' || ${`${scope.split('.')[0]}.name`}`
   return `claim_saturated(id) as materialized (
-  select ${prefix('c', 'k.scope')} from ${running} k
-    left join ${limits} l on l.scope = k.scope and l.name = k.name
-   where k.running >= coalesce(l.concurrency, k.cap)
+  select x.id from (${runningCountsSql(ns)}) x
+    left join ${limits} l on l.scope = ${scopeOf('x.id')} and l.name = ${nameOf('x.id')}
+   where x.n >= coalesce(l.concurrency, x.cap)
   union all
-  select ${prefix('r', 't.scope')} from ${rates} t
+  select 'r' || left(t.scope, 1) || ':' || t.name from ${rates} t
     left join ${limits} l on l.scope = t.scope and l.name = t.name
    where ${takenSql('t.starts', 'coalesce(l.rate_period_ms, t.period_ms)')} >= coalesce(l.rate_limit, t.cap)
   union all
@@ -86,92 +85,79 @@ export function wakeAtSql(ns: Namespace): string {
 }
 
 /**
- * The claim's pick (decisions 0012 and 0014), over `claim_candidates (id,
- * options, pos)` of `overfetch` times the batch:
+ * The claim's pick (decisions 0014 and 0018), over `claim_candidates (id,
+ * options, pos)`, one candidate per row the claim may take:
  *
  * 1. each candidate's limits, each ranked among the candidates of that
- *    limit, with what the limit had free at the snapshot;
- * 2. the candidates all of whose limits have room for their rank, taken
- *    round-robin by the rank in their first limit (rank 1 of every key,
- *    then rank 2, ...), up to the batch;
- * 3. one guarded upsert per limit, in id order: a concurrency counter
- *    (`running < cap`), a rate window (places taken within the period);
- *    an `insert ... on conflict do update` re-reads the latest committed
- *    row (waiting for a concurrent claim of the same limit), so two claims
- *    can never both take a limit's last place;
- * 4. a candidate is claimed when, in each of its limits, its rank among
- *    the wanted rows is within what that limit granted.
+ *    limit in claim order;
+ * 2. per limit: what it allows (a stored override, else the message's
+ *    declared value) and what it has used. A concurrency limit counts its
+ *    running messages under a lock (`runningFunctionSql`), so the
+ *    count is exact; a rate window counts its places taken in the period;
+ * 3. the candidates all of whose limits have room for their rank fit;
+ * 4. each rate window reserves the places of the fitting candidates with
+ *    a guarded upsert, in id order: an `insert ... on conflict do update`
+ *    re-reads the latest committed row (waiting for a concurrent claim of
+ *    the same window), so two claims never both take its last place; a
+ *    candidate is claimed when its rank among the fitting rows of each of
+ *    its windows is within what that window granted.
  *
- * A candidate granted by one limit and refused by another (a concurrent
- * claim took the other's place) leaves a concurrency place counted but
- * unused until the broker's reconciliation (a second), or a rate place
- * unused: never a place too many.
+ * Candidates with no limit are claimed as they are. A candidate refused by
+ * one limit leaves the places of its other limits free: never a place too
+ * many.
  */
-export function pickSql(
-  ns: Namespace,
-  overfetch: number,
-): { ctes: string; ids: string; more: string } {
-  const running = table(ns, 'coordination_running')
+export function pickSql(ns: Namespace): { ctes: string; ids: string; more: string } {
   const rates = table(ns, 'coordination_rates')
   const limits = table(ns, 'coordination_limits')
-  const batch = `($2::int / ${overfetch})`
-  const fits = `(c.id is null or (not c.held and c.rank <= c.cap - c.used))`
+  const list = `c.${LIMITS}`
+  const length = `(case when jsonb_typeof(${list}) = 'array' then jsonb_array_length(${list}) else 0 end)`
   return {
     ctes: `claim_lims as materialized (
-  select c.id as mid, c.pos, e.ord, e.v->>'id' as id, left(e.v->>'id', 1) as kind,
-         ${scopeOf(`(e.v->>'id')`)} as scope, ${nameOf(`(e.v->>'id')`)} as name,
-         coalesce(case left(e.v->>'id', 1) when 'c' then l.concurrency else l.rate_limit end,
-                  (e.v->>'limit')::int) as cap,
-         coalesce(l.rate_period_ms, (e.v->>'periodMs')::bigint) as period_ms,
-         case left(e.v->>'id', 1)
-           when 'c' then coalesce(k.running, 0)
-           else coalesce(${takenSql('t.starts', `coalesce(l.rate_period_ms, (e.v->>'periodMs')::bigint)`)}, 0)
-         end as used,
-         coalesce(l.held_until > now(), false) as held,
-         row_number() over (partition by e.v->>'id' order by c.pos) as rank
-    from claim_candidates c
-    -- A fixed list of places, not jsonb_array_elements: its estimate of 100 rows per
-    -- candidate made the plan's cost cross jit_above_cost, and JIT compiling every
-    -- claim cost ten times the claim itself (measured: 1,040 ms vs 66 ms per claim).
-    left join lateral (
-      select p.ord, c.${LIMITS}->(p.ord::int - 1) as v
-        from (values ${Array.from({ length: MAX_LIMITS }, (_, i) => `(${i + 1})`).join(', ')}) p(ord)
-       where c.${LIMITS}->(p.ord::int - 1) is not null) e on true
-    left join ${limits} l
-      on l.scope = ${scopeOf(`(e.v->>'id')`)} and l.name = ${nameOf(`(e.v->>'id')`)}
-    left join ${running} k
-      on left(e.v->>'id', 1) = 'c' and k.scope = ${scopeOf(`(e.v->>'id')`)} and k.name = ${nameOf(`(e.v->>'id')`)}
-    left join ${rates} t
-      on left(e.v->>'id', 1) = 'r' and t.scope = ${scopeOf(`(e.v->>'id')`)} and t.name = ${nameOf(`(e.v->>'id')`)}
+  select x.mid, x.pos, x.id, left(x.id, 1) as kind, ${scopeOf('x.id')} as scope, ${nameOf('x.id')} as name,
+         x.cap, x.period_ms, row_number() over (partition by x.id order by x.pos) as rank
+    from (select c.id as mid, c.pos, e.v->>'id' as id, (e.v->>'limit')::int as cap,
+                 (e.v->>'periodMs')::bigint as period_ms
+            from claim_candidates c
+            -- A fixed list of places, not jsonb_array_elements: its estimate of 100 rows per
+            -- candidate made the plan's cost cross jit_above_cost, and JIT compiling every
+            -- claim cost ten times the claim itself (measured: 1,040 ms vs 66 ms per claim).
+            cross join (values ${Array.from({ length: MAX_LIMITS }, (_, i) => `(${i})`).join(', ')}) p(i)
+            cross join lateral (select ${list}->p.i as v) e
+           where p.i < ${length}) x
+),
+claim_ids as materialized (
+  select c.id, min(c.kind) as kind, min(c.scope) as scope, min(c.name) as name,
+         min(c.cap) as cap, min(c.period_ms) as period_ms
+    from claim_lims c group by c.id
+),
+claim_running as materialized (
+  select r.id, r.running from ${runningFunction(ns)}(array(select d.id from claim_ids d where d.kind = 'c')) r
+),
+claim_state as materialized (
+  select d.id, d.kind, d.scope, d.name,
+         coalesce(case d.kind when 'c' then l.concurrency else l.rate_limit end, d.cap) as cap,
+         coalesce(l.rate_period_ms, d.period_ms) as period_ms,
+         case d.kind when 'c' then coalesce(r.running, 0)
+           else coalesce(${takenSql('t.starts', 'coalesce(l.rate_period_ms, d.period_ms)')}, 0) end as used,
+         coalesce(l.held_until > now(), false) as held
+    from claim_ids d
+    left join ${limits} l on l.scope = d.scope and l.name = d.name
+    left join claim_running r on r.id = d.id
+    left join ${rates} t on d.kind = 'r' and t.scope = d.scope and t.name = d.name
 ),
 claim_fit as materialized (
-  select c.mid, c.pos, max(c.rank) filter (where c.ord is null or c.ord = 1) as rank
-    from claim_lims c group by c.mid, c.pos having bool_and(${fits})
-),
-claim_wanted as materialized (
-  select f.mid, f.pos from claim_fit f order by f.rank, f.pos limit ${batch}
+  select c.mid, c.pos from claim_lims c join claim_state s on s.id = c.id
+   group by c.mid, c.pos having bool_and(not s.held and c.rank <= s.cap - s.used)
 ),
 claim_need as materialized (
-  select c.kind, c.scope, c.name, min(c.cap) as cap, min(c.period_ms) as period_ms, count(*)::int as n
-    from claim_lims c join claim_wanted w on w.mid = c.mid
-   where c.id is not null group by c.kind, c.scope, c.name
-),
-claim_slot_grants as (
-  insert into ${running} as k (scope, name, running, cap, granted)
-  select n.scope, n.name, n.n, n.cap, n.n from claim_need n
-   where n.kind = 'c' order by n.scope, n.name
-  on conflict (scope, name) do update
-     set running = k.running + least(excluded.granted, excluded.cap - k.running),
-         granted = least(excluded.granted, excluded.cap - k.running),
-         cap = excluded.cap, updated_at = now()
-   where k.running < excluded.cap
-  returning 'c'::text as kind, k.scope, k.name, k.granted
+  select s.scope, s.name, s.cap, s.period_ms, count(*)::int as n
+    from claim_lims c join claim_fit f on f.mid = c.mid join claim_state s on s.id = c.id
+   where s.kind = 'r' group by s.scope, s.name, s.cap, s.period_ms
 ),
 claim_rate_grants as (
   insert into ${rates} as t (scope, name, starts, cap, period_ms, granted)
   select n.scope, n.name, array_fill(now(), array[least(n.n, n.cap)]), n.cap, n.period_ms, least(n.n, n.cap)
-    from claim_need n
-   where n.kind = 'r' order by n.scope, n.name
+    from claim_need n order by n.scope, n.name
   on conflict (scope, name) do update
      set (starts, granted, cap, period_ms, updated_at) = (
        select array(select s from unnest(t.starts || array_fill(now(), array[g.n])) with ordinality u(s, i)
@@ -179,100 +165,34 @@ claim_rate_grants as (
               g.n, excluded.cap, excluded.period_ms, now()
          from (select greatest(least(excluded.granted,
                  excluded.cap - ${takenSql('t.starts', 'excluded.period_ms')}), 0) as n) g)
-  returning 'r'::text as kind, t.scope, t.name, t.granted
+  returning t.scope, t.name, t.granted
 ),
-claim_granted as materialized (
-  select c.mid, bool_and(c.id is null or c.wrank <= coalesce(g.granted, 0)) as ok
-    from (select c.*, row_number() over (partition by c.id order by c.pos) as wrank
-            from claim_lims c join claim_wanted w on w.mid = c.mid) c
-    left join (select * from claim_slot_grants union all select * from claim_rate_grants) g
-      on g.kind = c.kind and g.scope = c.scope and g.name = c.name
-   group by c.mid
+claim_refused as materialized (
+  select c.mid from (
+    select c.mid, c.scope, c.name, row_number() over (partition by c.id order by c.pos) as wrank
+      from claim_lims c join claim_fit f on f.mid = c.mid where c.kind = 'r') c
+    left join claim_rate_grants g on g.scope = c.scope and g.name = c.name
+   where c.wrank > coalesce(g.granted, 0)
 )`,
-    ids: `select g.mid from claim_granted g where g.ok`,
-    more: `((select count(*) from claim_fit) > ${batch})`,
+    ids: `select f.mid from claim_fit f where f.mid not in (select r.mid from claim_refused r)
+  union all
+  select c.id from claim_candidates c
+   where ${length} = 0`,
+    more: 'false',
   }
 }
 
 /**
- * The settle clauses (decision 0016): free the concurrency places of the
- * settled messages in the settle statement itself. The counter rows are
- * locked in order first (as claims lock them), so a settle and a claim
- * never deadlock; then `effect` wakes the workers of their queues
- * (`pg_notify` at commit): a worker whose claim came back short because of
- * limits sleeps until a place frees.
+ * The settle clauses: a settled message with a concurrency limit frees its
+ * place by leaving `consumed`, so nothing is written; `effect` wakes the
+ * workers of its queue (`pg_notify` at commit): a worker whose claim came
+ * back short because of limits sleeps until a place frees.
  *
  * Reads `settled (id, state, queue, options)`.
  */
-export function releaseClauses(ns: Namespace): { ctes: string; effect: string } {
-  const running = table(ns, 'coordination_running')
-  const id = `(e.v->>'id')`
-  return {
-    ctes: `claim_freed as (
-  select ${scopeOf(id)} as scope, ${nameOf(id)} as name, count(*)::int as n,
-         min((e.v->>'limit')::int) as cap
-    from settled s cross join lateral (
-      select s.${LIMITS}->(p.ord - 1) as v
-        from (values ${Array.from({ length: MAX_LIMITS }, (_, i) => `(${i + 1})`).join(', ')}) p(ord)) e
-   where left(${id}, 1) = 'c' group by 1, 2
-), claim_released as (
-  -- An upsert fed in (scope, name) order locks the counters in that order, as
-  -- claims do, so a settle and a claim never deadlock; one index probe per
-  -- counter. The row exists (its claim made it); if not, it is made empty.
-  -- \`granted\` carries the places freed into \`excluded\` (a claim sets its own).
-  insert into ${running} as k (scope, name, running, cap, granted)
-  select d.scope, d.name, 0, d.cap, d.n from claim_freed d order by d.scope, d.name
-  on conflict (scope, name) do update
-     set running = greatest(k.running - excluded.granted, 0), updated_at = now()
-  returning 1
-)`,
-    effect: `(select count(pg_notify('${ns.channel('wake').replaceAll("'", "''")}', q.queue)) from (
+export function releaseEffectSql(ns: Namespace): string {
+  const channel = ns.channel('wake').replaceAll("'", "''")
+  return `(select count(pg_notify('${channel}', q.queue)) from (
       select distinct s.queue from settled s
-       where exists (select 1 from jsonb_array_elements(s.${LIMITS}) l(v) where left(l.v->>'id', 1) = 'c')) q)`,
-  }
-}
-
-/** Running messages per concurrency limit, counted from the `consumed` rows. */
-function consumedSql(ns: Namespace): string {
-  const id = `(e.v->>'id')`
-  return `select ${scopeOf(id)} as scope, ${nameOf(id)} as name, count(*)::int as n
-    from ${ns.table('messages')} m cross join lateral jsonb_array_elements(m.${LIMITS}) e(v)
-   where m.state = 'consumed' and m.${LIMITS} is not null and left(${id}, 1) = 'c' group by 1, 2`
-}
-
-/**
- * The counters that disagree with the `consumed` rows (a crashed worker's
- * messages recovered, rows handed back outside a settle, a place granted
- * by one limit to a row another refused). Claims and settles change both
- * in one transaction, so in one snapshot they agree otherwise.
- */
-export function driftSql(ns: Namespace): string {
-  return `select k.scope, k.name from ${table(ns, 'coordination_running')} k
-  left join (${consumedSql(ns)}) a on a.scope = k.scope and a.name = k.name
- where k.running <> coalesce(a.n, 0)`
-}
-
-/**
- * Locks counter rows in order (claims and settles of those limits wait).
- *
- * Parameters: scopes, names.
- */
-export function lockSlotsSql(ns: Namespace): string {
-  return `select k.scope from ${table(ns, 'coordination_running')} k
-  join unnest($1::text[], $2::text[]) as x(scope, name) on x.scope = k.scope and x.name = k.name
- order by k.scope, k.name for update of k`
-}
-
-/**
- * Rebuilds locked counters from the `consumed` rows, in a statement started
- * after the locks: its snapshot sees every claim and settle of those limits.
- *
- * Parameters: scopes, names.
- */
-export function rebuildSlotsSql(ns: Namespace): string {
-  const running = table(ns, 'coordination_running')
-  return `update ${running} k set running = coalesce(a.n, 0), updated_at = now()
-  from unnest($1::text[], $2::text[]) as x(scope, name)
-  left join (${consumedSql(ns)}) a on a.scope = x.scope and a.name = x.name
- where k.scope = x.scope and k.name = x.name`
+       where ${hasRunningLimitSql('s')}) q)`
 }

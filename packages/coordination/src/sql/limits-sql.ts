@@ -1,5 +1,7 @@
 import type { Namespace } from '@iddqueue/schema'
 import { table } from '../tables.js'
+import { nameOf, scopeOf } from './claim-limits-sql.js'
+import { runningCountsSql } from './running-sql.js'
 
 /**
  * Sets a limit's values (null clears one), keeping any hold.
@@ -39,31 +41,41 @@ on conflict (scope, name) do update
 
 /**
  * Every limit, by scope and name: the stored ones (setLimit, holds), the
- * concurrency counters and the rate windows of declared limits, with the
- * messages running in each now, and for a rate the places free now and
- * when the next one frees.
+ * concurrency limits of running messages, the rate windows and the limits
+ * the caller declares, with the messages running in each now, and for a
+ * rate the places free now and when the next one frees.
+ *
+ * Parameters: the declared limits' scopes, names, concurrencies, rate
+ * limits and rate periods in ms (arrays of one length; nulls allowed).
  */
 export function listLimitsSql(ns: Namespace): string {
   const limits = table(ns, 'coordination_limits')
-  const running = table(ns, 'coordination_running')
   const rates = table(ns, 'coordination_rates')
-  const rateLimit = 'coalesce(l.rate_limit, t.cap)'
-  const period = `coalesce(l.rate_period_ms, t.period_ms) * interval '1 millisecond'`
-  return `with keys as (
-  select scope, name from ${limits} union select scope, name from ${running}
-  union select scope, name from ${rates}
+  const rateLimit = 'coalesce(l.rate_limit, t.cap, d.rate_limit)'
+  const periodMs = 'coalesce(l.rate_period_ms, t.period_ms, d.rate_period_ms)'
+  const period = `${periodMs} * interval '1 millisecond'`
+  return `with running as (
+  select ${scopeOf('r.id')} as scope, ${nameOf('r.id')} as name, r.n as running, r.cap, r.started_at
+    from (${runningCountsSql(ns)}) r
+), declared as (
+  select * from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::bigint[])
+    as d(scope, name, concurrency, rate_limit, rate_period_ms)
+), keys as (
+  select scope, name from ${limits} union select scope, name from running
+  union select scope, name from ${rates} union select scope, name from declared
 )
-select x.scope, x.name, coalesce(l.concurrency, k.cap) as concurrency,
-       ${rateLimit} as rate_limit, coalesce(l.rate_period_ms, t.period_ms)::float8 as rate_period_ms,
+select x.scope, x.name, coalesce(l.concurrency, k.cap, d.concurrency) as concurrency,
+       ${rateLimit} as rate_limit, ${periodMs}::float8 as rate_period_ms,
        case when l.held_until > now() then l.held_until end as held_until,
        coalesce(k.running, 0) as running,
        case when ${rateLimit} is not null then greatest(${rateLimit} - coalesce(
          (select count(*)::int from unnest(t.starts) s where s > now() - ${period}), 0), 0) end as tokens,
        (select s + ${period} from unnest(t.starts) s order by s desc offset ${rateLimit} - 1 limit 1) as full_until,
-       greatest(l.updated_at, k.updated_at, t.updated_at) as updated_at
+       coalesce(greatest(l.updated_at, k.started_at, t.updated_at), now()) as updated_at
   from keys x
   left join ${limits} l on l.scope = x.scope and l.name = x.name
-  left join ${running} k on k.scope = x.scope and k.name = x.name
+  left join running k on k.scope = x.scope and k.name = x.name
   left join ${rates} t on t.scope = x.scope and t.name = x.name
+  left join declared d on d.scope = x.scope and d.name = x.name
  order by 1, 2`
 }

@@ -87,8 +87,7 @@ export function settleWithClausesSql(
   const { ctes, rows } = settledRows(ns, deleteOnSuccess, ', m.options')
   const settled =
     ctes === '' ? `settled as (\n${rows}\n)` : `${ctes},\nsettled as (select * from ${rows})`
-  return `with ${settled},
-${clauses.ctes}
+  return `with ${settled}${clauses.ctes ? `,\n${clauses.ctes}` : ''}
 select s.id, s.state, s.queue, ${clauses.effect ?? 'null'} as effect from settled s`
 }
 

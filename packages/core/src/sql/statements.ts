@@ -121,7 +121,7 @@ function mergedSettle(
   const effects = all.flatMap((clauses) => (clauses.effect ? [clauses.effect] : []))
   const merged: SettleClauses = {
     concerns: (message) => all.some((clauses) => clauses.concerns(message)),
-    ctes: all.map((clauses) => clauses.ctes).join(',\n'),
+    ctes: all.flatMap((clauses) => (clauses.ctes ? [clauses.ctes] : [])).join(',\n'),
     ...(effects.length > 0
       ? { effect: effects.length === 1 ? effects[0]! : `row(${effects.join(', ')})::text` }
       : {}),

@@ -50,7 +50,6 @@ const COORDINATION_TABLES = [
   'coordination_groups',
   'coordination_group_members',
   'coordination_limits',
-  'coordination_running',
   'coordination_rates',
 ] as const
 

@@ -122,7 +122,7 @@ export { consoleLogger, type LogFields, type Logger, type LogLevel } from './run
 export { isConnectionError } from './runtime/wrap-error.js'
 export type { ClaimClauses } from './sql/claim.js'
 export type { SettleClauses } from './sql/settle-clauses.js'
-export { MAX_PREFETCH } from './worker/prefetch.js'
+export { MAX_PREFETCH, PREFETCH_PER_QUEUE } from './worker/prefetch.js'
 export { MAX_PROGRESS_BYTES, PROGRESS_INTERVAL_MS } from './worker/progress-reporter.js'
 export type { WorkerState, WorkerStats } from './worker/worker.js'
 export { DEFAULT_RETENTION_MS, DEFAULT_STALE_AFTER_MS } from './worker/worker-defaults.js'

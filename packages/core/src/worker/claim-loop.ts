@@ -94,6 +94,7 @@ export class ClaimLoop {
   /** Chooses the statements for the queues the worker consumes. */
   configure(queues: readonly string[]): void {
     this.#queues = queues
+    this.prefetch.forQueues(queues.length)
     const clauses = pluginClauses(this.core, queues)
     if (clauses) {
       // A plugin's clauses (limits): this worker's own statements.

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { MAX_PREFETCH, Prefetch } from './prefetch.js'
+import { MAX_PREFETCH, PREFETCH_PER_QUEUE, Prefetch } from './prefetch.js'
 
 describe('Prefetch', () => {
   beforeEach(() => {
@@ -41,6 +41,21 @@ describe('Prefetch', () => {
     for (let i = 0; i < 100_000; i++) fast.completed()
     vi.advanceTimersByTime(50)
     expect(fast.target()).toBe(MAX_PREFETCH)
+  })
+
+  it('may hold PREFETCH_PER_QUEUE per queue for a worker of more than 100 queues', () => {
+    const prefetch = new Prefetch('auto', 16)
+    prefetch.forQueues(100)
+    for (let i = 0; i < 100_000; i++) prefetch.completed()
+    vi.advanceTimersByTime(50)
+    expect(prefetch.target()).toBe(MAX_PREFETCH)
+    prefetch.forQueues(200)
+    for (let i = 0; i < 100_000; i++) prefetch.completed()
+    vi.advanceTimersByTime(50)
+    expect(prefetch.target()).toBe(200 * PREFETCH_PER_QUEUE)
+    const fixed = new Prefetch(7, 16)
+    fixed.forQueues(500)
+    expect(fixed.target()).toBe(7)
   })
 
   it('keeps the last target while nothing completes', () => {

@@ -3,7 +3,13 @@ import type { Namespace } from '@iddqueue/schema'
 import type { CoordinationSetup } from './coordination-setup.js'
 import { type DeclaredLimits, limitsOf } from './limit-options.js'
 import { limitPlaces } from './message-limits.js'
-import { eligibleSql, pickSql, releaseEffectSql, saturatedSql, wakeAtSql } from './sql/claim-limits-sql.js'
+import {
+  eligibleSql,
+  pickSql,
+  releaseEffectSql,
+  saturatedSql,
+  wakeAtSql,
+} from './sql/claim-limits-sql.js'
 
 /** @internal `claimClauses`: the limited claim when a message of the worker's queues may carry a limit. */
 export function limitClauses(

@@ -116,7 +116,7 @@ describe('limits the claim enforces', () => {
     expect(running).toBe(6)
   })
 
-  it("a claim waits for a concurrent claim of the same key, then counts the place it took (decision 0018)", async () => {
+  it('a claim waits for a concurrent claim of the same key, then counts the place it took (decision 0018)', async () => {
     const { broker } = await ready()
     const queue = uniqueQueue('race')
     const actor = broker.actor('raced', (_n: number) => {}, {
@@ -153,7 +153,6 @@ describe('limits the claim enforces', () => {
     other.release()
     // ... then counts the place the other claim took, and leaves the second message queued.
     await until(() => claims.length === 1, 10_000, 'the claim to return')
-    console.log('DEBUG', claims, await db.sql`select id, state, options from iddqueue.messages where queue = ${queue}`, first.id, second.id)
     expect(claims).toEqual([0])
     const [row] = await db.sql`select state from iddqueue.messages where id = ${second.id}`
     expect(row?.state).toBe('queued')

@@ -11,9 +11,10 @@ import type { PreparedEntry } from './prepared-entry.js'
 import { DeadlinePassed, racesDeadline } from './send-deadline.js'
 
 /**
- * @internal One insert statement for the entries: the uniform variant (ids
- * and arguments as arrays, the rest as single values) when they share
- * actor, queue, options, priority and delay, otherwise one array per column.
+ * @internal One insert statement for the entries: for one entry, a value
+ * per column; the uniform variant (ids and arguments as arrays, the rest as
+ * single values) when they share actor, queue, options, priority and delay;
+ * otherwise one array per column.
  * With `skipExisting`, an id already stored is left alone; without it, it
  * fails the statement (see {@link isExistingId}).
  */
@@ -49,19 +50,22 @@ async function insertMessages(
     }
   }
   const statements = skipExisting ? core.statements.insertSkippingExisting : core.statements.insert
-  if (uniform) {
+  if (uniform || n === 1) {
     const m = first.message
-    const [row] = await executor.query<{ inserted: number }>(statements.uniform, [
-      ids,
-      args,
-      m.queue,
-      m.actor,
-      first.optionsJson,
-      m.priority,
-      first.delayMs,
-      first.etaMs,
-      wakeChannel,
-    ])
+    const [row] = await executor.query<{ inserted: number }>(
+      n === 1 ? statements.one : statements.uniform,
+      [
+        n === 1 ? m.id : ids,
+        n === 1 ? first.argsJson : args,
+        m.queue,
+        m.actor,
+        first.optionsJson,
+        m.priority,
+        first.delayMs,
+        first.etaMs,
+        wakeChannel,
+      ],
+    )
     return row?.inserted ?? 0
   }
   const [row] = await executor.query<{ inserted: number }>(statements.many, [

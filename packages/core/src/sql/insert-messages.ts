@@ -62,3 +62,28 @@ export function insertUniformMessagesSql(ns: Namespace, skipExisting: boolean): 
 )
 select n as inserted, case when n > 0 and $9::text is not null then pg_notify($9, $3) end as woken from counted`
 }
+
+/**
+ * The same insert for one message (a `send()`), with a value per column
+ * instead of arrays: its plan does not depend on the values, so PostgreSQL
+ * keeps one generic plan for it, where the array statements are planned
+ * again for every execution (their row count is known only from the
+ * arrays), and nothing is encoded as an array.
+ *
+ * Parameters: as {@link insertUniformMessagesSql}, with one id and one
+ * argument list (JSON text) in place of the arrays.
+ */
+export function insertOneMessageSql(ns: Namespace, skipExisting: boolean): string {
+  return `with inserted as (
+  insert into ${ns.table('messages')} (id, queue, actor, args, options, priority, eta)
+  values ($1::uuid, $3::text, $4::text, $2::text::jsonb, $5::text::jsonb, $6::int,
+          case when $8::float8 is not null then to_timestamp($8::float8 / 1000.0)
+               when $7::float8 is not null then now() + $7::float8 * interval '1 millisecond'
+               else now() end)
+  ${skipExisting ? SKIP_EXISTING : ''}
+  returning 1
+), counted as (
+  select count(*)::int as n from inserted
+)
+select n as inserted, case when n > 0 and $9::text is not null then pg_notify($9, $3) end as woken from counted`
+}

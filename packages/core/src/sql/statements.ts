@@ -3,7 +3,11 @@ import type { Message } from '../message/message.js'
 import { ASYNC_COMMIT } from './async-commit.js'
 import { claimSql, nextEtaSql } from './claim.js'
 import { claimDeduplicationKeySql, readDeduplicationKeySql } from './claim-deduplication-key.js'
-import { insertMessagesSql, insertUniformMessagesSql } from './insert-messages.js'
+import {
+  insertMessagesSql,
+  insertOneMessageSql,
+  insertUniformMessagesSql,
+} from './insert-messages.js'
 import { purgeDeduplicationSql, purgeMessagesSql } from './purge.js'
 import { reconcileSql } from './reconcile.js'
 import { recoverOrphansSql, recoverSql } from './recover.js'
@@ -57,18 +61,21 @@ export interface Statements {
   readonly purgeDeduplication: string
 }
 
-/** @internal The two shapes of the message insert (see `insert-messages.ts`). */
+/** @internal The three shapes of the message insert (see `insert-messages.ts`). */
 export interface InsertStatements {
   /** One array per column. */
   readonly many: string
   /** Ids and arguments as arrays, everything else shared. */
   readonly uniform: string
+  /** One message, a value per column. */
+  readonly one: string
 }
 
 function insertStatements(ns: Namespace, skipExisting: boolean): InsertStatements {
   return {
     many: insertMessagesSql(ns, skipExisting),
     uniform: insertUniformMessagesSql(ns, skipExisting),
+    one: insertOneMessageSql(ns, skipExisting),
   }
 }
 

@@ -342,9 +342,13 @@ async function claimFlat(db) {
       for (const [k, backlog] of FLAT_BACKLOGS.entries()) {
         const sql = clients[k]
         await sql`truncate iddqueue.messages`
+        // Time-ordered ids, as sends make them (UUIDv7): the claim's new row
+        // versions then land on a few leaf pages of the primary key, where
+        // random ids spread them over one leaf page each of a 1M-entry index.
         await sql.unsafe(
           `insert into iddqueue.messages (id, queue, actor, args, eta, enqueued_at)
-           select gen_random_uuid(), 'q_' || (i % ${queues}), 'noop', '[]'::jsonb,
+           select (lpad(to_hex(${Date.now() - 3_600_000} + i), 12, '0') || '7000' || '8000' || lpad(to_hex(i), 12, '0'))::uuid,
+                  'q_' || (i % ${queues}), 'noop', '[]'::jsonb,
                   now() - (${backlog} - i) * interval '1 millisecond', now()
              from generate_series(1, ${backlog}) i`,
         )

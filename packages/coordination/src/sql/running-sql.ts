@@ -29,6 +29,10 @@ export function runningFunction(ns: Namespace): string {
  * one of them that has not committed yet holds its lock, so this waits for
  * it. Two claims of the same limit therefore never both take its last
  * place, and claims of different limits never wait on each other.
+ *
+ * Migration 6 creates the function from this text: a change to it (or to
+ * the paths above) needs a new migration that replaces the function in
+ * databases already migrated.
  */
 export function runningFunctionSql(ns: Namespace): string {
   const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")

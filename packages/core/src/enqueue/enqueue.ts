@@ -8,6 +8,7 @@ import { isConnectionError, wrapError } from '../runtime/wrap-error.js'
 import { claimDeduplicationKey, mergedEntry, storedMessage } from './deduplicate.js'
 import { transactionExecutor } from './enqueue-options.js'
 import type { PreparedEntry } from './prepared-entry.js'
+import { SendCoalescer } from './send-coalescer.js'
 import { DeadlinePassed, racesDeadline } from './send-deadline.js'
 
 /**
@@ -18,7 +19,7 @@ import { DeadlinePassed, racesDeadline } from './send-deadline.js'
  * With `skipExisting`, an id already stored is left alone; without it, it
  * fails the statement (see {@link isExistingId}).
  */
-async function insertMessages(
+async function insertNow(
   core: BrokerContext,
   entries: readonly PreparedEntry[],
   executor: Executor,
@@ -80,6 +81,34 @@ async function insertMessages(
     wakeChannel,
   ])
   return row?.inserted ?? 0
+}
+
+/** Each broker's coalescer of its own sends' inserts. */
+const coalescers = new WeakMap<BrokerContext, SendCoalescer>()
+
+/**
+ * The insert of `entries`: a send the broker commits itself (its own
+ * executor, no caller's transaction) may share its statement with other
+ * sends in flight at the same time ({@link SendCoalescer}); the others are
+ * inserted at once.
+ */
+function insertMessages(
+  core: BrokerContext,
+  entries: readonly PreparedEntry[],
+  executor: Executor,
+  skipExisting: boolean,
+  transactional: boolean,
+): Promise<number> {
+  if (transactional || executor !== core.executor)
+    return insertNow(core, entries, executor, skipExisting, transactional)
+  let coalescer = coalescers.get(core)
+  if (!coalescer) {
+    coalescer = new SendCoalescer((shared, skip) =>
+      insertNow(core, shared, core.executor, skip, false),
+    )
+    coalescers.set(core, coalescer)
+  }
+  return coalescer.run(entries, skipExisting)
 }
 
 /**

@@ -24,7 +24,7 @@ describe('sends the broker commits itself, many at once (decision 0010)', () => 
     // The first four sends went alone; the others waited and shared a statement.
     expect(xmins).toBeLessThanOrEqual(1 + 4 + 4)
     const args = await db.sql`select args from iddqueue.messages where queue = ${queue} order by id`
-    expect(args.map((row) => (row.args as number[])[0]).sort((a, b) => a - b)).toEqual(
+    expect(args.map((row) => (row.args as [number])[0]).sort((a, b) => a - b)).toEqual(
       Array.from({ length: 41 }, (_, i) => i),
     )
   })

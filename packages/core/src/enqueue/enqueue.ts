@@ -29,11 +29,30 @@ async function insertNow(
   // Only a caller's transaction notifies inside itself, so that its wake-up
   // exists only if it commits; the broker's own sends wake after their commit.
   const wakeChannel = transactional ? core.statements.wakeChannel : null
+  const statements = skipExisting ? core.statements.insertSkippingExisting : core.statements.insert
   const n = entries.length
   const first = entries[0]!
+  // What the one-row and uniform statements take as single values, after the id and arguments.
+  const shared = [
+    first.message.queue,
+    first.message.actor,
+    first.optionsJson,
+    first.message.priority,
+    first.delayMs,
+    first.etaMs,
+    wakeChannel,
+  ]
+  if (n === 1) {
+    const [row] = await executor.query<{ inserted: number }>(statements.one, [
+      first.message.id,
+      first.argsJson,
+      ...shared,
+    ])
+    return row?.inserted ?? 0
+  }
   const ids = new Array<string>(n)
   const args = new Array<string>(n)
-  let uniform = n > 1
+  let uniform = true
   for (let i = 0; i < n; i++) {
     const entry = entries[i]!
     ids[i] = entry.message.id
@@ -50,23 +69,12 @@ async function insertNow(
       uniform = false
     }
   }
-  const statements = skipExisting ? core.statements.insertSkippingExisting : core.statements.insert
-  if (uniform || n === 1) {
-    const m = first.message
-    const [row] = await executor.query<{ inserted: number }>(
-      n === 1 ? statements.one : statements.uniform,
-      [
-        n === 1 ? m.id : ids,
-        n === 1 ? first.argsJson : args,
-        m.queue,
-        m.actor,
-        first.optionsJson,
-        m.priority,
-        first.delayMs,
-        first.etaMs,
-        wakeChannel,
-      ],
-    )
+  if (uniform) {
+    const [row] = await executor.query<{ inserted: number }>(statements.uniform, [
+      ids,
+      args,
+      ...shared,
+    ])
     return row?.inserted ?? 0
   }
   const [row] = await executor.query<{ inserted: number }>(statements.many, [

@@ -24,6 +24,8 @@ export function limitClauses(
     with: saturatedSql(setup.ns),
     eligible: eligibleSql(places),
     wakeAt: wakeAtSql(setup.ns),
+    // The saturated limits only spare the pick its refusals (decision 0019).
+    prefilter: { stepped: 'exists (select 1 from claim_saturated)' },
     // One candidate per row the claim may take: the pre-filter already steps
     // over the limits saturated at the snapshot (decision 0016).
     pick: { overfetch: 1, ...pickSql(setup.ns) },

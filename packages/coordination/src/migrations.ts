@@ -1,5 +1,6 @@
 import type { Migration, MigrationSet } from '@iddqueue/schema'
-import { runningFunctionSql } from './sql/running-sql.js'
+import type { Namespace } from '@iddqueue/schema'
+import { runningFunction, runningFunctionSql } from './sql/running-sql.js'
 import { table } from './tables.js'
 
 /**
@@ -8,7 +9,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 running-counted-once
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -159,11 +160,35 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
       // `consumed` rows themselves, under a per-limit advisory lock
       // (decision 0018): the counters of version 3 go, and with them
       // their writes in every claim and settle and their rebuilds.
-      runningFunctionSql(ns),
+      runningFunctionV6Sql(ns),
       `drop table ${table(ns, 'coordination_running')}`,
     ],
   },
+  {
+    version: 7,
+    name: 'running-counted-once',
+    // The count reads each `consumed` row once, grouped twice (decision 0019).
+    up: (ns) => [runningFunctionSql(ns)],
+  },
 ])
+
+/** Migration 6's counting function, as released (migration 7 replaces it). */
+function runningFunctionV6Sql(ns: Namespace): string {
+  const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
+  const places = [
+    `$.limits[*] ? (@.id starts with "ck:" || @.id starts with "ca:")`,
+    `$.limits[*] ? (@.id starts with "cq:")`,
+  ].map((path) => `(jsonb_path_query_first(m.options, '${path}'))`)
+  return `create function ${runningFunction(ns)}(ids text[]) returns table (id text, running int)
+language sql volatile as $$
+  select count(pg_advisory_xact_lock(k.key)) from (
+    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) i order by 1) k;
+  select i.id, coalesce(c.n, 0) from unnest(ids) i(id) left join (
+    select r.v->>'id' as id, count(*)::int as n from (select x.v, m.started_at from ${ns.table('messages')} m
+      cross join lateral (values ${places.join(', ')}) x(v)
+     where m.state = 'consumed' and x.v is not null) r group by 1) c on c.id = i.id;
+$$`
+}
 
 /**
  * The plugin's migrations with their owner, as tools that apply migrations

@@ -116,6 +116,43 @@ describe('limits the claim enforces', () => {
     expect(running).toBe(6)
   })
 
+  it('a saturated key with a backlog holds back none of the keys behind it (decision 0019)', async () => {
+    const { broker } = await ready()
+    const queue = uniqueQueue('hol')
+    const done: string[] = []
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const actor = broker.actor(
+      'tenant',
+      async (key: string) => {
+        if (key === 'hot') await gate
+        done.push(key)
+      },
+      { queue, concurrency: { key: (key: string) => key, limit: 1 } },
+    )
+    await broker.enqueueMany([
+      ...Array.from({ length: 30 }, () => actor.message('hot')),
+      ...['a', 'b', 'c'].map((key) => actor.message(key)),
+    ])
+    // One claim at a time, one row each: a claim without the pre-filter would
+    // only ever see the hot key's next row, refuse it, and find nothing else.
+    const worker = broker.worker({
+      queues: [queue],
+      concurrency: 2,
+      prefetch: 0,
+      pollIntervalMs: 60_000,
+    })
+    await worker.start()
+    await until(() => done.length === 3, 10_000, 'the keys behind the hot one')
+    expect([...done].sort()).toEqual(['a', 'b', 'c'])
+    release()
+    await broker.join({ queues: [queue], timeoutMs: 20_000 })
+    await worker.stop()
+    expect(done.filter((key) => key === 'hot')).toHaveLength(30)
+  })
+
   it('a claim waits for a concurrent claim of the same key, then counts the place it took (decision 0018)', async () => {
     const { broker } = await ready()
     const queue = uniqueQueue('race')

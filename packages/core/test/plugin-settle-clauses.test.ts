@@ -95,4 +95,42 @@ describe('IddqueuePlugin.settleClauses (decision 0016)', () => {
       await notified.stop()
     }
   })
+
+  it('acknowledges successes with the clauses in one statement: the ids it did not write come back, the effect runs once', async () => {
+    const channel = 'settle_ack_effect'
+    const plugin: IddqueuePlugin = {
+      name: 'ack-effect',
+      settleClauses: () => ({
+        concerns: () => true,
+        effect: `(select pg_notify('${channel}', count(*)::text) from settled)`,
+      }),
+    }
+    const broker = db.broker({ plugins: [plugin] })
+    await broker.ready()
+    const queue = uniqueQueue()
+    const actor = broker.actor('acked', () => {}, { queue })
+    const held = await actor.send()
+    const lost = await actor.send()
+    const [mine, theirs] = [crypto.randomUUID(), crypto.randomUUID()]
+    await db.sql`update iddqueue.messages set state = 'consumed', worker_id = ${mine} where id = ${held.id}`
+    await db.sql`update iddqueue.messages set state = 'consumed', worker_id = ${theirs} where id = ${lost.id}`
+    const notified = await collectNotifications(db.sql, channel)
+    try {
+      const ack = broker.context.statements.settleWith!.ack
+      // Usually no row comes back: the effect runs all the same.
+      expect(await db.sql.unsafe(ack, [[held.id], mine])).toEqual([])
+      const refused = await db.sql.unsafe(ack, [[lost.id], mine])
+      expect(refused.map((r) => r.id)).toEqual([lost.id])
+      expect(await notified.settled()).toEqual(['1', '0'])
+      const rows = await db.sql`select id, state from iddqueue.messages where queue = ${queue}`
+      expect(new Map(rows.map((r) => [r.id as string, r.state as string]))).toEqual(
+        new Map([
+          [held.id, 'done'],
+          [lost.id, 'consumed'],
+        ]),
+      )
+    } finally {
+      await notified.stop()
+    }
+  })
 })

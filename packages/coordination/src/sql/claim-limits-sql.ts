@@ -104,7 +104,7 @@ export function wakeAtSql(ns: Namespace): string {
  *
  * Candidates with no limit are claimed as they are. A candidate refused by
  * one limit leaves the places of its other limits free: never a place too
- * many.
+ * many. `more` says that candidates were refused.
  */
 export function pickSql(ns: Namespace): { ctes: string; ids: string; more: string } {
   const rates = table(ns, 'coordination_rates')
@@ -173,12 +173,16 @@ claim_refused as materialized (
       from claim_lims c join claim_fit f on f.mid = c.mid where c.kind = 'r') c
     left join claim_rate_grants g on g.scope = c.scope and g.name = c.name
    where c.wrank > coalesce(g.granted, 0)
-)`,
-    ids: `select f.mid from claim_fit f where f.mid not in (select r.mid from claim_refused r)
+),
+claim_picked as materialized (
+  select f.mid from claim_fit f where f.mid not in (select r.mid from claim_refused r)
   union all
   select c.id from claim_candidates c
-   where ${length} = 0`,
-    more: 'false',
+   where ${length} = 0
+)`,
+    ids: 'select p.mid from claim_picked p',
+    // Candidates refused: the next claim, with the pre-filter, steps over their limits.
+    more: '((select count(*) from claim_picked) < (select count(*) from claim_candidates))',
   }
 }
 

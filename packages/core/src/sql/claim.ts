@@ -36,6 +36,16 @@ export interface ClaimClauses {
    */
   readonly wakeAt?: string
   /**
+   * Marks `with` and `eligible` as a pre-filter of `pick` (decision 0019):
+   * they only step over rows the pick would refuse anyway, to spare it the
+   * work. The worker then leaves them out of its claims while they would
+   * step over nothing: after a claim that came back full, asked for every
+   * row it could take, and whose `stepped` was false. `stepped` is an SQL
+   * expression over the `with` CTEs, true when they may have stepped over a
+   * row; each claimed row carries it.
+   */
+  readonly prefilter?: { readonly stepped: string }
+  /**
    * Chooses the claimed rows among candidates. The claim then selects
    * `overfetch` times the batch as candidates (locked, in claim order),
    * in a CTE named `claim_candidates (id, pos, options)` (`pos` numbers them
@@ -81,7 +91,8 @@ const BEFORE_ALL = '(-2147483649)::bigint'
  *
  * Parameters: the queues (`text[]`), the limit, the worker id.
  * Returns the claimed rows and `more` (true when rows were left that this
- * claim could not take without breaking priority order).
+ * claim could not take without breaking priority order, or that a pick
+ * refused), and with a pre-filter `stepped`.
  */
 export function claimSql(ns: Namespace, queueCount: number, clauses: ClaimClauses = {}): string {
   const pick = clauses.pick
@@ -111,7 +122,7 @@ update ${ns.table('messages')} m
 returning m.id, m.queue, m.actor, m.args, m.options, m.priority, m.retries,
           (extract(epoch from m.eta) * 1000)::float8 as eta_ms,
           (extract(epoch from now() - m.enqueued_at) * 1000)::float8 as age_ms,
-          ${picked.more} as more`
+          ${picked.more} as more${clauses.prefilter ? `, ${clauses.prefilter.stepped} as stepped` : ''}`
 }
 
 /** The queues that are not paused (the pause gate), then the plugins' CTEs. */

@@ -15,15 +15,45 @@ import type { SettleClauses } from './settle-clauses.js'
  * Parameters: ids, worker id.
  */
 export function ackSql(ns: Namespace, deleteOnSuccess: boolean): string {
+  return `with ${ackedRows(ns, deleteOnSuccess, 'acked', '')}
+select s.id from unnest($1::uuid[]) as s(id) where s.id not in (select id from acked)`
+}
+
+/**
+ * The acknowledgement with a plugin's clauses in it (decision 0016), for a
+ * batch of successes one of whose messages they concern: the acknowledged
+ * rows as `settled (id, state, queue, options)`, the plugin's CTEs after
+ * them, and its `effect` evaluated once. Same parameters and rows as
+ * {@link ackSql}: the ids it did not acknowledge, usually none. (The
+ * general settle with clauses returns every row it changed, which cost a
+ * drain of limited messages 10 ms per batch of 500.)
+ */
+export function ackWithClausesSql(
+  ns: Namespace,
+  deleteOnSuccess: boolean,
+  clauses: SettleClauses,
+): string {
+  // The effect sits in a one-time filter: the statement usually returns no
+  // row, and a select-list expression would then never run.
+  return `with ${ackedRows(ns, deleteOnSuccess, 'settled', ", 'done'::text as state, m.queue, m.options")}${
+    clauses.ctes ? `,\n${clauses.ctes}` : ''
+  },
+settle_effect as materialized (select ${clauses.effect ?? 'null'} as effect)
+select s.id from unnest($1::uuid[]) as s(id)
+ where (select count(*) from settle_effect) > 0 and s.id not in (select id from settled)`
+}
+
+/** The CTE `name` of the acknowledged rows, returning `id` and `extra`. */
+function ackedRows(ns: Namespace, deleteOnSuccess: boolean, name: string, extra: string): string {
   const messages = ns.table('messages')
   const held = `m.id = any($1::uuid[]) and ${heldBy('$2')} and ${ASYNC_COMMIT}`
-  const acked = deleteOnSuccess
-    ? `delete from ${messages} m where ${held} returning m.id`
-    : `update ${messages} m set state = 'done', failure = null, updated_at = now() where ${held} returning m.id`
-  return `with acked as (
-  ${acked}
-)
-select s.id from unnest($1::uuid[]) as s(id) where s.id not in (select id from acked)`
+  return `${name} as (
+  ${
+    deleteOnSuccess
+      ? `delete from ${messages} m where ${held}`
+      : `update ${messages} m set state = 'done', failure = null, updated_at = now() where ${held}`
+  } returning m.id${extra}
+)`
 }
 
 /**

@@ -14,7 +14,13 @@ import { recoverOrphansSql, recoverSql } from './recover.js'
 import { replaceQueuedSql, repointDeduplicationKeySql } from './replace-queued.js'
 import { reportProgressSql } from './report-progress.js'
 import { rescuerLeadSql } from './rescuer-lead.js'
-import { ackSql, dropCancelledSql, settleSql, settleWithClausesSql } from './settle.js'
+import {
+  ackSql,
+  ackWithClausesSql,
+  dropCancelledSql,
+  settleSql,
+  settleWithClausesSql,
+} from './settle.js'
 import type { SettleClauses } from './settle-clauses.js'
 import { deregisterWorkerSql, heartbeatSql, registerWorkerSql } from './workers.js'
 
@@ -38,11 +44,16 @@ export interface Statements {
   readonly ack: string
   readonly settle: string
   /**
-   * The settle with the plugins' clauses (decision 0016), for a batch with a
-   * message they concern; same parameters and rows as `settle`.
+   * The settle and the ack with the plugins' clauses (decision 0016), for a
+   * batch with a message they concern; same parameters and rows as
+   * `settle` and `ack`.
    */
   readonly settleWith:
-    | { readonly concerns: (message: Message) => boolean; readonly sql: string }
+    | {
+        readonly concerns: (message: Message) => boolean
+        readonly sql: string
+        readonly ack: string
+      }
     | undefined
   readonly dropCancelled: string
   readonly resultChannel: string
@@ -136,5 +147,6 @@ function mergedSettle(
   return {
     concerns: merged.concerns,
     sql: settleWithClausesSql(ns, deleteOnSuccess, merged),
+    ack: ackWithClausesSql(ns, deleteOnSuccess, merged),
   }
 }

@@ -10,6 +10,7 @@ import type { ResolvedWorkerOptions } from './worker-options.js'
 /** A claimed row, and whether the claim left ready rows behind to keep priority order. */
 interface ClaimedRow extends Delivery {
   readonly more?: boolean
+  readonly stepped?: boolean
 }
 
 /** Claims a worker may have in flight at once (the held rows below assume at most two). */
@@ -44,6 +45,10 @@ export class ClaimLoop {
   /** Claimed messages waiting for a free slot, in the order they should start. */
   buffer: Delivery[] = []
   #claimSql = ''
+  /** The claim without the plugins' pre-filter, when they have one (decision 0019). */
+  #leanClaimSql: string | undefined
+  /** The next claim runs the pre-filter: the last one came back short or stepped over rows. */
+  #prefilter = true
   #nextEtaSql = ''
   /** Candidates per claimed row a plugin's pick asks for. */
   #overfetch = 1
@@ -99,12 +104,17 @@ export class ClaimLoop {
     if (clauses) {
       // A plugin's clauses (limits): this worker's own statements.
       this.#claimSql = claimSql(this.core.ns, queues.length, clauses)
+      this.#leanClaimSql = clauses.prefilter
+        ? claimSql(this.core.ns, queues.length, { ...clauses, ...NO_PREFILTER })
+        : undefined
+      this.#prefilter = true
       this.#nextEtaSql = nextEtaSql(this.core.ns, clauses)
       this.#overfetch = clauses.pick?.overfetch ?? 1
       this.#picked = clauses.pick !== undefined
       return
     }
     this.#picked = false
+    this.#leanClaimSql = undefined
     this.#claimSql =
       queues.length === 1 ? this.core.statements.claimOne : this.core.statements.claimMany
     this.#nextEtaSql = this.core.statements.nextEta
@@ -236,7 +246,8 @@ export class ClaimLoop {
     const claimStarted = performance.now()
     let rows: ClaimedRow[]
     try {
-      rows = await this.core.executor.query<ClaimedRow>(this.#claimSql, [
+      const lean = this.#leanClaimSql !== undefined && !this.#prefilter
+      rows = await this.core.executor.query<ClaimedRow>(lean ? this.#leanClaimSql! : this.#claimSql, [
         this.#queues,
         limit * this.#overfetch,
         this.workerId,
@@ -270,6 +281,9 @@ export class ClaimLoop {
     // (No rows at all has no `more` either: rows counted but since locked by
     // another claim make it sleep, not spin.)
     const more = rows[0]?.more === true
+    // The pre-filter is left out while it would step over nothing: a claim
+    // without it that comes back short (rows refused) is followed by one with it.
+    this.#prefilter = rows.length < limit || rows[0]?.stepped === true
     if (rows.length > 0) {
       const runnable = this.hooks.screen(rows)
       for (const other of this.#inFlight) for (const row of runnable) this.#heldBy.set(row, other)
@@ -329,6 +343,9 @@ export class ClaimLoop {
   }
 }
 
+/** A plugin's claim clauses with their pre-filter left out. */
+const NO_PREFILTER = { with: undefined, eligible: undefined, prefilter: undefined } as const
+
 /** The plugins' claim clauses for `queues`, merged, or undefined when none has any. */
 function pluginClauses(core: BrokerContext, queues: readonly string[]): ClaimClauses | undefined {
   const queueSet = new Set(queues)
@@ -341,10 +358,16 @@ function pluginClauses(core: BrokerContext, queues: readonly string[]): ClaimCla
   const withs = all.flatMap((clauses) => (clauses.with ? [clauses.with] : []))
   const eligibles = all.flatMap((clauses) => (clauses.eligible ? [`(${clauses.eligible})`] : []))
   const wakeAts = all.flatMap((clauses) => (clauses.wakeAt ? [clauses.wakeAt] : []))
+  // A pre-filter only when every clause that filters is one.
+  const filtering = all.filter((clauses) => clauses.with || clauses.eligible)
+  const prefiltered = filtering.length > 0 && filtering.every((clauses) => clauses.prefilter)
   return {
     ...(withs.length > 0 ? { with: withs.join(',\n') } : {}),
     ...(eligibles.length > 0 ? { eligible: eligibles.join(' and ') } : {}),
     ...(picks[0] ? { pick: picks[0] } : {}),
     ...(wakeAts.length > 0 ? { wakeAt: `least(${wakeAts.join(', ')})` } : {}),
+    ...(prefiltered
+      ? { prefilter: { stepped: filtering.map((c) => `(${c.prefilter!.stepped})`).join(' or ') } }
+      : {}),
   }
 }

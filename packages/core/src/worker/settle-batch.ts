@@ -86,9 +86,11 @@ export async function settleBatch(
   const requeued = [
     ...new Set(entries.filter((e) => e.outcome.kind === 'requeue').map((e) => e.message.queue)),
   ]
-  if (allAcks && !needsTransaction && statement === core.statements.settle) {
+  if (allAcks && !needsTransaction) {
     // The ack returns the ids it did not acknowledge: usually no row.
-    const skipped = await core.executor.query<{ id: string }>(core.statements.ack, [
+    const ack =
+      statement === core.statements.settle ? core.statements.ack : core.statements.settleWith!.ack
+    const skipped = await core.executor.query<{ id: string }>(ack, [
       entries.map((e) => e.message.id),
       workerId,
     ])

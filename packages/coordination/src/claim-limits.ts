@@ -28,7 +28,7 @@ export function limitClauses(
     prefilter: { stepped: 'exists (select 1 from claim_saturated)' },
     // One candidate per row the claim may take: the pre-filter already steps
     // over the limits saturated at the snapshot (decision 0016).
-    pick: { overfetch: 1, ...pickSql(setup.ns) },
+    pick: { overfetch: 1, ...pickSql(setup.ns, places) },
   }
 }
 

@@ -77,6 +77,41 @@ describe('rate limits the claim enforces', () => {
     )
   }, 240_000)
 
+  it('a message with more limits than the worker declares is held to all of them', async () => {
+    const queue = uniqueQueue('extra')
+    // The sender declares a rate the worker's process does not know of.
+    const sender = db.broker({ plugins: [coordination({ purgeIntervalMs: false })] })
+    const sent = sender.actor('extra', (_key: string) => {}, {
+      queue,
+      concurrency: { key: (key: string) => key, limit: 5 },
+      rate: { limit: 2, periodMs: NEVER_POLL },
+    })
+    await sender.enqueueMany(Array.from({ length: 6 }, () => sent.message('k')))
+    const broker = db.broker({ plugins: [coordination({ purgeIntervalMs: false })] })
+    let done = 0
+    broker.actor(
+      'extra',
+      (_key: string) => {
+        done++
+      },
+      { queue, concurrency: { key: (key: string) => key, limit: 5 } },
+    )
+    let emptyAfterTwo = false
+    broker.on('worker:claimed', (event) => {
+      if (event.count === 0 && done === 2) emptyAfterTwo = true
+    })
+    const worker = broker.worker({ queues: [queue], pollIntervalMs: NEVER_POLL })
+    await worker.start()
+    await until(() => emptyAfterTwo, 10_000, 'a claim that finds the rate window full')
+    await worker.stop()
+    const rows = await db.sql`select state, count(*)::int as n from iddqueue.messages
+      where queue = ${queue} group by state order by state`
+    expect(rows).toEqual([
+      { state: 'done', n: 2 },
+      { state: 'queued', n: 4 },
+    ])
+  })
+
   it('an empty claim sleeps until the next free place of a rate window, not the poll interval', async () => {
     const coord = coordination({ purgeIntervalMs: false })
     const broker = db.broker({ plugins: [coord] })

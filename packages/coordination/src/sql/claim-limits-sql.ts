@@ -106,29 +106,39 @@ export function wakeAtSql(ns: Namespace): string {
  * one limit leaves the places of its other limits free: never a place too
  * many. `more` says that candidates were refused.
  */
-export function pickSql(ns: Namespace): { ctes: string; ids: string; more: string } {
+export function pickSql(
+  ns: Namespace,
+  places: number,
+): { ctes: string; ids: string; more: string } {
   const rates = table(ns, 'coordination_rates')
   const limits = table(ns, 'coordination_limits')
   const list = `c.${LIMITS}`
-  const length = `(case when jsonb_typeof(${list}) = 'array' then jsonb_array_length(${list}) else 0 end)`
+  const first = Math.max(1, Math.min(places, MAX_LIMITS))
+  const placesFrom = (from: number, to: number) =>
+    Array.from({ length: to - from }, (_, i) => `(${from + i})`).join(', ')
+  // A fixed list of places, not jsonb_array_elements: its estimate of 100
+  // rows per candidate made the plan's cost cross jit_above_cost, and JIT
+  // compiling every claim cost ten times the claim itself (measured: 1,040
+  // ms vs 66 ms per claim). The places the worker's actors use come first;
+  // the others are read only for a message that has more (sent by a
+  // process that declares more limits than this one).
+  const limitsAt = (from: number, to: number, only = '') => `select c.id as mid, c.pos, e.v
+            from claim_candidates c cross join (values ${placesFrom(from, to)}) p(i)
+            cross join lateral (select ${list}->p.i as v) e
+           where e.v is not null${only}`
+  const rest =
+    first < MAX_LIMITS
+      ? `\n          union all\n          ${limitsAt(first, MAX_LIMITS, ` and ${list}->${first} is not null`)}`
+      : ''
   return {
     ctes: `claim_lims as materialized (
-  select x.mid, x.pos, x.id, left(x.id, 1) as kind, ${scopeOf('x.id')} as scope, ${nameOf('x.id')} as name,
-         x.cap, x.period_ms, row_number() over (partition by x.id order by x.pos) as rank
-    from (select c.id as mid, c.pos, e.v->>'id' as id, (e.v->>'limit')::int as cap,
-                 (e.v->>'periodMs')::bigint as period_ms
-            from claim_candidates c
-            -- A fixed list of places, not jsonb_array_elements: its estimate of 100 rows per
-            -- candidate made the plan's cost cross jit_above_cost, and JIT compiling every
-            -- claim cost ten times the claim itself (measured: 1,040 ms vs 66 ms per claim).
-            cross join (values ${Array.from({ length: MAX_LIMITS }, (_, i) => `(${i})`).join(', ')}) p(i)
-            cross join lateral (select ${list}->p.i as v) e
-           where p.i < ${length}) x
+  select x.mid, x.pos, x.v->>'id' as id, (x.v->>'limit')::int as cap, (x.v->>'periodMs')::bigint as period_ms,
+         row_number() over (partition by x.v->>'id' order by x.pos) as rank
+    from (${limitsAt(0, first)}${rest}) x
 ),
 claim_ids as materialized (
-  select c.id, min(c.kind) as kind, min(c.scope) as scope, min(c.name) as name,
-         min(c.cap) as cap, min(c.period_ms) as period_ms
-    from claim_lims c group by c.id
+  select d.id, left(d.id, 1) as kind, ${scopeOf('d.id')} as scope, ${nameOf('d.id')} as name, d.cap, d.period_ms
+    from (select c.id, min(c.cap) as cap, min(c.period_ms) as period_ms from claim_lims c group by c.id) d
 ),
 claim_running as materialized (
   select r.id, r.running from ${runningFunction(ns)}(array(select d.id from claim_ids d where d.kind = 'c')) r
@@ -169,16 +179,17 @@ claim_rate_grants as (
 ),
 claim_refused as materialized (
   select c.mid from (
-    select c.mid, c.scope, c.name, row_number() over (partition by c.id order by c.pos) as wrank
-      from claim_lims c join claim_fit f on f.mid = c.mid where c.kind = 'r') c
-    left join claim_rate_grants g on g.scope = c.scope and g.name = c.name
+    select c.mid, c.id, row_number() over (partition by c.id order by c.pos) as wrank
+      from claim_lims c join claim_fit f on f.mid = c.mid where left(c.id, 1) = 'r') c
+    join claim_ids d on d.id = c.id
+    left join claim_rate_grants g on g.scope = d.scope and g.name = d.name
    where c.wrank > coalesce(g.granted, 0)
 ),
 claim_picked as materialized (
   select f.mid from claim_fit f where f.mid not in (select r.mid from claim_refused r)
   union all
   select c.id from claim_candidates c
-   where ${length} = 0
+   where ${list}->0 is null
 )`,
     ids: 'select p.mid from claim_picked p',
     // Candidates refused: the next claim, with the pre-filter, steps over their limits.

@@ -1,6 +1,7 @@
 import type { Migration, MigrationSet } from '@iddqueue/schema'
 import type { Namespace } from '@iddqueue/schema'
 import { runningFunction, runningFunctionSql } from './sql/running-sql.js'
+import { takeRatesFunctionSql } from './sql/take-rates-sql.js'
 import { table } from './tables.js'
 
 /**
@@ -9,7 +10,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 running-counted-once
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 lean-limited-claims
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -166,9 +167,11 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
   },
   {
     version: 7,
-    name: 'running-counted-once',
-    // The count reads each `consumed` row once, grouped twice (decision 0019).
-    up: (ns) => [runningFunctionSql(ns)],
+    name: 'lean-limited-claims',
+    // The count in PL/pgSQL, planned once per connection, reading each
+    // `consumed` row once; the rate reservation as a function the claim
+    // calls only when it needs it (decision 0019).
+    up: (ns) => [runningFunctionSql(ns), takeRatesFunctionSql(ns)],
   },
 ])
 

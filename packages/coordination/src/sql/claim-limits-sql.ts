@@ -1,6 +1,7 @@
 import type { Namespace } from '@iddqueue/schema'
 import { table } from '../tables.js'
 import { hasRunningLimitSql, runningCountsSql, runningFunction } from './running-sql.js'
+import { takenSql, takeRatesFunction } from './take-rates-sql.js'
 
 /**
  * A message's limits, as stored in its options: `options.limits`, a list of
@@ -19,11 +20,6 @@ export function scopeOf(id: string): string {
 }
 export function nameOf(id: string): string {
   return `substr(${id}, 4)`
-}
-
-/** Places of a rate window taken within the period before the claim's `now()`. */
-function takenSql(starts: string, periodMs: string): string {
-  return `(select count(*)::int from unnest(${starts}) s where s > now() - ${periodMs} * interval '1 millisecond')`
 }
 
 /**
@@ -95,12 +91,10 @@ export function wakeAtSql(ns: Namespace): string {
  *    running messages under a lock (`runningFunctionSql`), so the
  *    count is exact; a rate window counts its places taken in the period;
  * 3. the candidates all of whose limits have room for their rank fit;
- * 4. each rate window reserves the places of the fitting candidates with
- *    a guarded upsert, in id order: an `insert ... on conflict do update`
- *    re-reads the latest committed row (waiting for a concurrent claim of
- *    the same window), so two claims never both take its last place; a
- *    candidate is claimed when its rank among the fitting rows of each of
- *    its windows is within what that window granted.
+ * 4. each rate window reserves the places of the fitting candidates
+ *    (`takeRatesFunctionSql`, called only when a fitting candidate has a
+ *    rate limit); a candidate is claimed when its rank among the fitting
+ *    rows of each of its windows is within what that window granted.
  *
  * Candidates with no limit are claimed as they are. A candidate refused by
  * one limit leaves the places of its other limits free: never a place too
@@ -164,18 +158,12 @@ claim_need as materialized (
     from claim_lims c join claim_fit f on f.mid = c.mid join claim_state s on s.id = c.id
    where s.kind = 'r' group by s.scope, s.name, s.cap, s.period_ms
 ),
-claim_rate_grants as (
-  insert into ${rates} as t (scope, name, starts, cap, period_ms, granted)
-  select n.scope, n.name, array_fill(now(), array[least(n.n, n.cap)]), n.cap, n.period_ms, least(n.n, n.cap)
-    from claim_need n order by n.scope, n.name
-  on conflict (scope, name) do update
-     set (starts, granted, cap, period_ms, updated_at) = (
-       select array(select s from unnest(t.starts || array_fill(now(), array[g.n])) with ordinality u(s, i)
-                     order by s desc, i desc limit greatest(excluded.cap, ${takenSql('t.starts', 'excluded.period_ms')} + g.n)),
-              g.n, excluded.cap, excluded.period_ms, now()
-         from (select greatest(least(excluded.granted,
-                 excluded.cap - ${takenSql('t.starts', 'excluded.period_ms')}), 0) as n) g)
-  returning t.scope, t.name, t.granted
+claim_rate_grants as materialized (
+  select g.scope, g.name, g.granted
+    from (select array_agg(n.scope) as scopes, array_agg(n.name) as names, array_agg(n.cap) as caps,
+                 array_agg(n.period_ms) as periods, array_agg(n.n) as wanted from claim_need n) a
+   cross join lateral ${takeRatesFunction(ns)}(a.scopes, a.names, a.caps, a.periods, a.wanted) g
+   where a.scopes is not null
 ),
 claim_refused as materialized (
   select c.mid from (

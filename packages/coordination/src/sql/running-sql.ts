@@ -30,17 +30,36 @@ export function runningFunction(ns: Namespace): string {
  * it. Two claims of the same limit therefore never both take its last
  * place, and claims of different limits never wait on each other.
  *
- * `create or replace`: migration 7 replaced migration 6's text (a count
- * that read each `consumed` row twice) with this one. A change to it (or to
- * the paths above) needs a new migration that replaces it again.
+ * PL/pgSQL, so its two statements are planned once per connection, not at
+ * every call as in a SQL function (about 1 ms of each claim). The count
+ * reads each `consumed` row once, for a message's own limit, and a second
+ * time for its queue's only when a queue limit is asked for.
+ *
+ * `create or replace`: migration 7 replaced migration 6's text. A change to
+ * it (or to the paths above) needs a new migration that replaces it again.
  */
 export function runningFunctionSql(ns: Namespace): string {
   const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
+  const [own, queue] = RUNNING_PATHS
+  const count = (
+    path: string,
+    asked: string,
+  ) => `select jsonb_path_query_first(m.options, '${path}')->>'id' as id
+          from ${ns.table('messages')} m
+         where m.state = 'consumed' and exists (select from unnest(ids) as a(id) where ${asked})`
   return `create or replace function ${runningFunction(ns)}(ids text[]) returns table (id text, running int)
-language sql volatile as $$
-  select count(pg_advisory_xact_lock(k.key)) from (
-    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) i order by 1) k;
-  select i.id, coalesce(c.n, 0) from unnest(ids) i(id) left join (${runningCountsSql(ns)}) c on c.id = i.id;
+language plpgsql volatile as $$
+#variable_conflict use_column
+begin
+  perform pg_advisory_xact_lock(k.key) from (
+    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
+  return query select i.id, coalesce(c.n, 0) from unnest(ids) as i(id) left join (
+    select r.id, count(*)::int as n from (
+        ${count(own, "left(a.id, 3) <> 'cq:'")}
+        union all
+        ${count(queue, "left(a.id, 3) = 'cq:'")}) r
+     group by r.id) c on c.id = i.id;
+end
 $$`
 }
 

@@ -2,12 +2,13 @@ import type { ActorDefinition, ClaimClauses, SettleClauses } from '@iddqueue/cor
 import type { Namespace } from '@iddqueue/schema'
 import type { CoordinationSetup } from './coordination-setup.js'
 import { type DeclaredLimits, limitsOf } from './limit-options.js'
-import { limitPlaces } from './message-limits.js'
+import { limitShape } from './message-limits.js'
 import {
   eligibleSql,
   pickSql,
   releaseEffectSql,
   saturatedSql,
+  singleLimitPickSql,
   wakeAtSql,
 } from './sql/claim-limits-sql.js'
 
@@ -18,14 +19,21 @@ export function limitClauses(
   actors: readonly ActorDefinition[],
   declared: DeclaredLimits,
 ): ClaimClauses | undefined {
-  const places = limitPlaces(queues, actors, declared)
+  const { places, rated } = limitShape(queues, actors, declared)
   if (!setup || places === 0) return undefined
   return {
     with: saturatedSql(setup.ns),
     eligible: eligibleSql(places),
     wakeAt: wakeAtSql(setup.ns),
-    // The saturated limits only spare the pick its refusals (decision 0019).
-    prefilter: { stepped: 'exists (select 1 from claim_saturated)' },
+    // The saturated limits only spare the pick its refusals; without them,
+    // messages of one concurrency limit each have a pick of their own
+    // (decision 0019).
+    prefilter: {
+      stepped: 'exists (select 1 from claim_saturated)',
+      ...(places === 1 && !rated
+        ? { pick: { overfetch: 1, ...singleLimitPickSql(setup.ns) } }
+        : {}),
+    },
     // One candidate per row the claim may take: the pre-filter already steps
     // over the limits saturated at the snapshot (decision 0016).
     pick: { overfetch: 1, ...pickSql(setup.ns, places) },

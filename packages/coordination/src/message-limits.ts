@@ -87,25 +87,28 @@ export function limitOptions(
 }
 
 /**
- * @internal The most limits a message of these actors and queues carries
- * (0: none may carry one, so the claim needs no clause).
+ * @internal The shape of the limits a message of these actors and queues
+ * carries: `places`, the most limits one carries (0: none may carry one, so
+ * the claim needs no clause), and `rated`, whether one may carry a rate.
  */
-export function limitPlaces(
+export function limitShape(
   queues: readonly string[],
   actors: readonly ActorDefinition[],
   declared: DeclaredLimits,
-): number {
+): { places: number; rated: boolean } {
   const onQueue = (queue: string) => {
     const values = declared.queues.get(queue)
     return (values?.concurrency !== undefined ? 1 : 0) + (values?.rate !== undefined ? 1 : 0)
   }
-  let most = Math.max(0, ...queues.map(onQueue))
+  let places = Math.max(0, ...queues.map(onQueue))
+  let rated = queues.some((queue) => declared.queues.get(queue)?.rate !== undefined)
   for (const actor of actors) {
     const onActor = declared.actors.get(actor.name)
     const concurrency =
       actor.options.concurrency !== undefined || onActor?.concurrency !== undefined
     const rate = actor.options.rate !== undefined || onActor?.rate !== undefined
-    most = Math.max(most, (concurrency ? 1 : 0) + (rate ? 1 : 0) + onQueue(actor.queue))
+    rated ||= rate
+    places = Math.max(places, (concurrency ? 1 : 0) + (rate ? 1 : 0) + onQueue(actor.queue))
   }
-  return most
+  return { places, rated }
 }

@@ -45,11 +45,12 @@ describe('sends the broker commits itself, many at once (decision 0010)', () => 
     expect(sent).toHaveLength(42)
     const { rows } = await insertingTransactions(queue)
     expect(rows).toBe(41)
-    const [stored] = await db.sql`select count(*)::int as n from iddqueue.messages where id = ${twice.id}`
+    const [stored] =
+      await db.sql`select count(*)::int as n from iddqueue.messages where id = ${twice.id}`
     expect(stored?.n).toBe(1)
   })
 
-  it("a send PostgreSQL refuses fails alone: the sends that shared its statement are stored", async () => {
+  it('a send PostgreSQL refuses fails alone: the sends that shared its statement are stored', async () => {
     const broker = db.broker()
     const queue = uniqueQueue('coalesce')
     const echo = broker.actor('echo', (_n: number) => {}, { queue })

@@ -80,6 +80,13 @@ export function wakeAtSql(ns: Namespace): string {
   ) w where w.at > now())`
 }
 
+/** The ids a pick chose, from its `claim_picked` CTE. */
+const PICKED_IDS = 'select p.mid from claim_picked p'
+
+/** Candidates refused: the next claim, with the pre-filter, steps over their limits. */
+const PICKED_MORE =
+  '((select count(*) from claim_picked) < (select count(*) from claim_candidates))'
+
 /**
  * The claim's pick (decisions 0014 and 0018), over `claim_candidates (id,
  * options, pos)`, one candidate per row the claim may take:
@@ -179,9 +186,49 @@ claim_picked as materialized (
   select c.id from claim_candidates c
    where ${list}->0 is null
 )`,
-    ids: 'select p.mid from claim_picked p',
-    // Candidates refused: the next claim, with the pre-filter, steps over their limits.
-    more: '((select count(*) from claim_picked) < (select count(*) from claim_candidates))',
+    ids: PICKED_IDS,
+    more: PICKED_MORE,
+  }
+}
+
+/**
+ * The pick of a claim without the pre-filter when each message of the
+ * worker's actors carries one limit, a concurrency limit (decision 0019):
+ * the same rule as {@link pickSql} (a candidate is claimed when its rank
+ * among the candidates of its limit is within the limit's room, counted
+ * under the limit's lock, and its key is not held) without the general
+ * pick's per-limit grouping, fitting and rate windows. A candidate of
+ * another shape (more limits, or a rate, sent by a process that declares
+ * more) is refused, so the claim comes back short and the next one has the
+ * pre-filter and the general pick.
+ */
+export function singleLimitPickSql(ns: Namespace): { ctes: string; ids: string; more: string } {
+  const limits = table(ns, 'coordination_limits')
+  const first = `c.${LIMITS}->0`
+  const id = `${first}->>'id'`
+  return {
+    ctes: `claim_lims as materialized (
+  select c.id as mid, ${id} as id,
+         min((${first}->>'limit')::int) over (partition by ${id}) as cap,
+         row_number() over (partition by ${id} order by c.pos) as rank
+    from claim_candidates c
+   where left(${id}, 1) = 'c' and c.${LIMITS}->1 is null
+),
+claim_running as materialized (
+  select r.id, r.running from ${runningFunction(ns)}(array(select distinct l.id from claim_lims l)) r
+),
+claim_picked as materialized (
+  select l.mid from claim_lims l
+    left join claim_running r on r.id = l.id
+    left join ${limits} o on o.scope = ${scopeOf('l.id')} and o.name = ${nameOf('l.id')}
+   where not coalesce(o.held_until > now(), false)
+     and l.rank <= coalesce(o.concurrency, l.cap) - coalesce(r.running, 0)
+  union all
+  select c.id from claim_candidates c
+   where ${first} is null
+)`,
+    ids: PICKED_IDS,
+    more: PICKED_MORE,
   }
 }
 

@@ -42,9 +42,12 @@ export interface ClaimClauses {
    * step over nothing: after a claim that came back full, asked for every
    * row it could take, and whose `stepped` was false. `stepped` is an SQL
    * expression over the `with` CTEs, true when they may have stepped over a
-   * row; each claimed row carries it.
+   * row; each claimed row carries it. `pick`, when given, replaces `pick`
+   * in a claim without them (a cheaper one for the rows that may come
+   * without the pre-filter; it refuses the others, so that the claim comes
+   * back short and the next one has the pre-filter and `pick`).
    */
-  readonly prefilter?: { readonly stepped: string }
+  readonly prefilter?: { readonly stepped: string; readonly pick?: ClaimClauses['pick'] }
   /**
    * Chooses the claimed rows among candidates. The claim then selects
    * `overfetch` times the batch as candidates (locked, in claim order),

@@ -104,8 +104,13 @@ export class ClaimLoop {
     if (clauses) {
       // A plugin's clauses (limits): this worker's own statements.
       this.#claimSql = claimSql(this.core.ns, queues.length, clauses)
-      this.#leanClaimSql = clauses.prefilter
-        ? claimSql(this.core.ns, queues.length, { ...clauses, ...NO_PREFILTER })
+      const lean = clauses.prefilter
+      this.#leanClaimSql = lean
+        ? claimSql(this.core.ns, queues.length, {
+            ...clauses,
+            ...NO_PREFILTER,
+            pick: lean.pick ?? clauses.pick,
+          })
         : undefined
       this.#prefilter = true
       this.#nextEtaSql = nextEtaSql(this.core.ns, clauses)
@@ -247,11 +252,10 @@ export class ClaimLoop {
     let rows: ClaimedRow[]
     try {
       const lean = this.#leanClaimSql !== undefined && !this.#prefilter
-      rows = await this.core.executor.query<ClaimedRow>(lean ? this.#leanClaimSql! : this.#claimSql, [
-        this.#queues,
-        limit * this.#overfetch,
-        this.workerId,
-      ])
+      rows = await this.core.executor.query<ClaimedRow>(
+        lean ? this.#leanClaimSql! : this.#claimSql,
+        [this.#queues, limit * this.#overfetch, this.workerId],
+      )
     } catch (error) {
       this.#inFlight.delete(id)
       this.#claimEnded(limit)
@@ -367,7 +371,13 @@ function pluginClauses(core: BrokerContext, queues: readonly string[]): ClaimCla
     ...(picks[0] ? { pick: picks[0] } : {}),
     ...(wakeAts.length > 0 ? { wakeAt: `least(${wakeAts.join(', ')})` } : {}),
     ...(prefiltered
-      ? { prefilter: { stepped: filtering.map((c) => `(${c.prefilter!.stepped})`).join(' or ') } }
+      ? {
+          prefilter: {
+            stepped: filtering.map((c) => `(${c.prefilter!.stepped})`).join(' or '),
+            // Only the plugin whose pick it is may give a lean one.
+            pick: all.find((clauses) => clauses.pick)?.prefilter?.pick,
+          },
+        }
       : {}),
   }
 }

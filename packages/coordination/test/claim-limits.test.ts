@@ -153,6 +153,69 @@ describe('limits the claim enforces', () => {
     expect(done.filter((key) => key === 'hot')).toHaveLength(30)
   })
 
+  for (const override of [undefined, 2]) {
+    it(`a claim without the pre-filter counts a key's running messages${override ? ' against its stored limit' : ''} (decision 0019)`, async () => {
+      const { coord, broker } = await ready()
+      const queue = uniqueQueue('lean')
+      const running = new Map<string, number>()
+      const most = new Map<string, number>()
+      const done: string[] = []
+      let release!: () => void
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const actor = broker.actor(
+        'keyed',
+        async (key: string, n: number) => {
+          running.set(key, (running.get(key) ?? 0) + 1)
+          most.set(key, Math.max(most.get(key) ?? 0, running.get(key)!))
+          if (['b', 'c', 'd'].includes(key) && n === 1) await gate
+          running.set(key, running.get(key)! - 1)
+          done.push(`${key}${n}`)
+        },
+        { queue, concurrency: { key: (key: string) => key, limit: 1 } },
+      )
+      if (override) await coord.setLimit({ key: 'b' }, { concurrency: override })
+      // The first claim (4 free slots) takes a, b, c and d: full, nothing
+      // stepped over, so the next claim has no pre-filter. a ends at once and
+      // frees one slot: that claim's only candidate is b's second message.
+      await broker.enqueueMany([
+        ...['a', 'b', 'c', 'd'].map((key) => actor.message(key, 1)),
+        actor.message('b', 2),
+        actor.message('e', 1),
+      ])
+      const worker = broker.worker({
+        queues: [queue],
+        concurrency: 4,
+        prefetch: 0,
+        pollIntervalMs: 60_000,
+      })
+      const claims: number[] = []
+      broker.on('worker:claimed', (event) => {
+        claims.push(event.count)
+      })
+      await worker.start()
+      if (override) {
+        await until(
+          () => done.includes('b2'),
+          10_000,
+          "b's second message, within its stored limit",
+        )
+        expect(most.get('b')).toBe(2)
+        // Taken by the claim without the pre-filter, not left for the next one.
+        expect(claims.slice(0, 2)).toEqual([4, 1])
+      } else {
+        await until(() => done.includes('e1'), 10_000, 'the message behind the running key')
+        expect(done).not.toContain('b2')
+      }
+      release()
+      await broker.join({ queues: [queue], timeoutMs: 20_000 })
+      await worker.stop()
+      expect(most.get('b')).toBe(override ?? 1)
+      expect(done).toHaveLength(6)
+    })
+  }
+
   it('a claim waits for a concurrent claim of the same key, then counts the place it took (decision 0018)', async () => {
     const { broker } = await ready()
     const queue = uniqueQueue('race')

@@ -242,7 +242,7 @@ claim_picked as materialized (
  */
 export function releaseEffectSql(ns: Namespace): string {
   const channel = ns.channel('wake').replaceAll("'", "''")
-  return `(select count(pg_notify('${channel}', q.queue)) from (
-      select distinct s.queue from settled s
-       where ${hasRunningLimitSql('s')}) q)`
+  // One JSON path test per queue (the first limited message of each), not per settled row.
+  return `(select count(pg_notify('${channel}', q.queue)) from (select distinct s.queue from settled s) q
+      where exists (select from settled s where s.queue = q.queue and ${hasRunningLimitSql('s')}))`
 }

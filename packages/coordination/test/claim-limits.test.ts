@@ -1,7 +1,7 @@
 import { type ActorContext, InvalidOptionError } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
 import { coordination, RateLimited } from '../src/index.js'
-import { rejection, runChild, setupDatabase, uniqueQueue, until } from './helpers.js'
+import { gate, rejection, runChild, setupDatabase, uniqueQueue, until } from './helpers.js'
 
 const db = setupDatabase()
 
@@ -91,15 +91,12 @@ describe('limits the claim enforces', () => {
     const { coord, broker } = await ready()
     const queue = uniqueQueue()
     let running = 0
-    let release!: () => void
-    const gate = new Promise<void>((resolve) => {
-      release = resolve
-    })
+    const held = gate()
     const actor = broker.actor(
       'slow',
       async (_key: string) => {
         running++
-        await gate
+        await held.passed
       },
       { queue, concurrency: { key: (key: string) => `tenant:${key}`, limit: 1 } },
     )
@@ -110,7 +107,7 @@ describe('limits the claim enforces', () => {
     await until(() => running === 3, 20_000, 'three runs of tenant:a')
     const limit = (await coord.listLimits()).find((l) => l.name === 'tenant:a')
     expect(limit).toMatchObject({ scope: 'key', concurrency: 3, running: 3 })
-    release()
+    held.open()
     await broker.join({ queues: [queue], timeoutMs: 20_000 })
     await worker.stop()
     expect(running).toBe(6)
@@ -120,14 +117,11 @@ describe('limits the claim enforces', () => {
     const { broker } = await ready()
     const queue = uniqueQueue('hol')
     const done: string[] = []
-    let release!: () => void
-    const gate = new Promise<void>((resolve) => {
-      release = resolve
-    })
+    const held = gate()
     const actor = broker.actor(
       'tenant',
       async (key: string) => {
-        if (key === 'hot') await gate
+        if (key === 'hot') await held.passed
         done.push(key)
       },
       { queue, concurrency: { key: (key: string) => key, limit: 1 } },
@@ -147,7 +141,7 @@ describe('limits the claim enforces', () => {
     await worker.start()
     await until(() => done.length === 3, 10_000, 'the keys behind the hot one')
     expect([...done].sort()).toEqual(['a', 'b', 'c'])
-    release()
+    held.open()
     await broker.join({ queues: [queue], timeoutMs: 20_000 })
     await worker.stop()
     expect(done.filter((key) => key === 'hot')).toHaveLength(30)
@@ -160,16 +154,13 @@ describe('limits the claim enforces', () => {
       const running = new Map<string, number>()
       const most = new Map<string, number>()
       const done: string[] = []
-      let release!: () => void
-      const gate = new Promise<void>((resolve) => {
-        release = resolve
-      })
+      const held = gate()
       const actor = broker.actor(
         'keyed',
         async (key: string, n: number) => {
           running.set(key, (running.get(key) ?? 0) + 1)
           most.set(key, Math.max(most.get(key) ?? 0, running.get(key)!))
-          if (['b', 'c', 'd'].includes(key) && n === 1) await gate
+          if (['b', 'c', 'd'].includes(key) && n === 1) await held.passed
           running.set(key, running.get(key)! - 1)
           done.push(`${key}${n}`)
         },
@@ -208,7 +199,7 @@ describe('limits the claim enforces', () => {
         await until(() => done.includes('e1'), 10_000, 'the message behind the running key')
         expect(done).not.toContain('b2')
       }
-      release()
+      held.open()
       await broker.join({ queues: [queue], timeoutMs: 20_000 })
       await worker.stop()
       expect(most.get('b')).toBe(override ?? 1)

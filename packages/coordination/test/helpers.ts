@@ -66,3 +66,12 @@ export function runChild<T>(
   })
   return { done, kill: (signal) => child.kill(signal), send: (message) => child.send(message) }
 }
+
+/** A gate handlers wait on (`passed`) until the test calls `open()`. */
+export function gate(): { passed: Promise<void>; open: () => void } {
+  let open!: () => void
+  const passed = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { passed, open }
+}

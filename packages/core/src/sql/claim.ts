@@ -39,8 +39,8 @@ export interface ClaimClauses {
    * Marks `with` and `eligible` as a pre-filter of `pick` (decision 0019):
    * they only step over rows the pick would refuse anyway, to spare it the
    * work. The worker then leaves them out of its claims while they would
-   * step over nothing: after a claim that came back full, asked for every
-   * row it could take, and whose `stepped` was false. `stepped` is an SQL
+   * step over nothing: after a claim that came back full (as many rows as
+   * it asked for) and whose `stepped` was false. `stepped` is an SQL
    * expression over the `with` CTEs, true when they may have stepped over a
    * row; each claimed row carries it. `pick`, when given, replaces `pick`
    * in a claim without them (a cheaper one for the rows that may come

@@ -25,8 +25,8 @@ select s.id from unnest($1::uuid[]) as s(id) where s.id not in (select id from a
  * rows as `settled (id, state, queue, options)`, the plugin's CTEs after
  * them, and its `effect` evaluated once. Same parameters and rows as
  * {@link ackSql}: the ids it did not acknowledge, usually none. (The
- * general settle with clauses returns every row it changed, which cost a
- * drain of limited messages 10 ms per batch of 500.)
+ * general settle with clauses returns every row it changed: 26 ms against
+ * 20 for a batch of ~800 limited messages, decision 0019.)
  */
 export function ackWithClausesSql(
   ns: Namespace,

@@ -1,6 +1,6 @@
 import type { Migration, MigrationSet } from '@iddqueue/schema'
-import type { Namespace } from '@iddqueue/schema'
-import { runningFunction, runningFunctionSql } from './sql/running-sql.js'
+import { type Namespace, quoteIdentifier } from '@iddqueue/schema'
+import { runningFunctionSql } from './sql/running-sql.js'
 import { takeRatesFunctionSql } from './sql/take-rates-sql.js'
 import { table } from './tables.js'
 
@@ -10,7 +10,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 lean-limited-claims
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 lean-limited-claims, 8 running-array
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -171,9 +171,45 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
     // The count in PL/pgSQL, planned once per connection, reading each
     // `consumed` row once; the rate reservation as a function the claim
     // calls only when it needs it (decision 0019).
-    up: (ns) => [runningFunctionSql(ns), takeRatesFunctionSql(ns)],
+    up: (ns) => [runningFunctionV7Sql(ns), takeRatesFunctionSql(ns)],
+  },
+  {
+    version: 8,
+    name: 'running-array',
+    // The count as a function returning an array, which reads a row's own
+    // limit with two arrow operators where it can (decision 0020). The
+    // function of versions 6 and 7 stays for workers of earlier versions
+    // during a rolling upgrade: both take the same locks.
+    up: (ns) => [runningFunctionSql(ns)],
   },
 ])
+
+/** The counting function of migrations 6 and 7, qualified. */
+function runningCountsFunction(ns: Namespace): string {
+  return `${quoteIdentifier(ns.schema)}.${ns.relation('coordination_running_counts')}`
+}
+
+/** Migration 7's counting function, as released (migration 8 adds its successor). */
+function runningFunctionV7Sql(ns: Namespace): string {
+  const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
+  const scan = (path: string, queue: boolean) =>
+    `select jsonb_path_query_first(m.options, '${path}') as v, m.started_at
+          from ${ns.table('messages')} m
+         where m.state = 'consumed' and exists (select from unnest(ids) as a(id) where left(a.id, 3) ${queue ? '=' : '<>'} 'cq:')`
+  return `create or replace function ${runningCountsFunction(ns)}(ids text[]) returns table (id text, running int)
+language plpgsql volatile as $$
+#variable_conflict use_column
+begin
+  perform pg_advisory_xact_lock(k.key) from (
+    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
+  return query select i.id, coalesce(c.n, 0) from unnest(ids) as i(id) left join (
+    select r.v->>'id' as id, count(*)::int as n from (${scan('$.limits[*] ? (@.id starts with "ck:" || @.id starts with "ca:")', false)}
+        union all
+        ${scan('$.limits[*] ? (@.id starts with "cq:")', true)}) r
+     group by 1) c on c.id = i.id;
+end
+$$`
+}
 
 /** Migration 6's counting function, as released (migration 7 replaces it). */
 function runningFunctionV6Sql(ns: Namespace): string {
@@ -182,7 +218,7 @@ function runningFunctionV6Sql(ns: Namespace): string {
     `$.limits[*] ? (@.id starts with "ck:" || @.id starts with "ca:")`,
     `$.limits[*] ? (@.id starts with "cq:")`,
   ].map((path) => `(jsonb_path_query_first(m.options, '${path}'))`)
-  return `create function ${runningFunction(ns)}(ids text[]) returns table (id text, running int)
+  return `create function ${runningCountsFunction(ns)}(ids text[]) returns table (id text, running int)
 language sql volatile as $$
   select count(pg_advisory_xact_lock(k.key)) from (
     select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) i order by 1) k;

@@ -219,7 +219,7 @@ describe('limits the claim enforces', () => {
     // Another claimer holds the key's lock and has taken its one place, not yet committed.
     const other = await db.sql.reserve()
     await other`begin`
-    await other`select * from iddqueue.coordination_running_counts(array['ck:shared'])`
+    await other`select iddqueue.coordination_running(array['ck:shared'])`
     await other`update iddqueue.messages set state = 'consumed', worker_id = ${crypto.randomUUID()}
       where id = ${first.id}`
     const claims: number[] = []

@@ -158,10 +158,10 @@ describe('two namespaces in one schema (prefixes a_ and b_)', () => {
     // Each namespace counts its running messages with its own function, over its own table.
     const counting = await db.sql<{ name: string; body: string }[]>`
       select p.proname as name, p.prosrc as body from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-       where n.nspname = 'shared' and p.proname like '%coordination_running_counts' order by 1`
+       where n.nspname = 'shared' and p.proname like '%coordination_running' order by 1`
     expect(counting.map((row) => row.name)).toEqual([
-      'a_coordination_running_counts',
-      'b_coordination_running_counts',
+      'a_coordination_running',
+      'b_coordination_running',
     ])
     expect(counting.map((row) => row.body.match(/"shared"\."(\w+)"/)?.[1])).toEqual([
       'a_messages',

@@ -1,6 +1,6 @@
 import type { Namespace } from '@iddqueue/schema'
 import { table } from '../tables.js'
-import { hasRunningLimitSql, runningCountsSql, runningFunction } from './running-sql.js'
+import { hasRunningLimitSql, runningCountsSql, runningOf } from './running-sql.js'
 import { takenSql, takeRatesFunction } from './take-rates-sql.js'
 
 /**
@@ -142,7 +142,7 @@ claim_ids as materialized (
     from (select c.id, min(c.cap) as cap, min(c.period_ms) as period_ms from claim_lims c group by c.id) d
 ),
 claim_running as materialized (
-  select r.id, r.running from ${runningFunction(ns)}(array(select d.id from claim_ids d where d.kind = 'c')) r
+  select r.id, r.running from ${runningOf(ns, `select d.id from claim_ids d where d.kind = 'c'`)}
 ),
 claim_state as materialized (
   select d.id, d.kind, d.scope, d.name,
@@ -215,7 +215,7 @@ export function singleLimitPickSql(ns: Namespace): { ctes: string; ids: string; 
    where left(${id}, 1) = 'c' and c.${LIMITS}->1 is null
 ),
 claim_running as materialized (
-  select r.id, r.running from ${runningFunction(ns)}(array(select distinct l.id from claim_lims l)) r
+  select r.id, r.running from ${runningOf(ns, 'select distinct l.id from claim_lims l')}
 ),
 claim_picked as materialized (
   select l.mid from claim_lims l

@@ -207,6 +207,58 @@ describe('limits the claim enforces', () => {
     })
   }
 
+  it('a claim without the pre-filter steps over a key held by RateLimited (decision 0019)', async () => {
+    const { coord, broker } = await ready()
+    const queue = uniqueQueue('leanhold')
+    const done: string[] = []
+    const first = gate()
+    const held = gate()
+    const actor = broker.actor(
+      'keyed',
+      async (key: string, n: number) => {
+        if (key === 'a') await first.passed
+        if (['b', 'c', 'd'].includes(key) && n === 1) await held.passed
+        done.push(`${key}${n}`)
+      },
+      { queue, concurrency: { key: (key: string) => key, limit: 1 } },
+    )
+    // b may run two at once: only its hold can keep its second message back.
+    await coord.setLimit({ key: 'b' }, { concurrency: 2 })
+    await broker.enqueueMany([
+      ...['a', 'b', 'c', 'd'].map((key) => actor.message(key, 1)),
+      actor.message('b', 2),
+      actor.message('e', 1),
+    ])
+    const worker = broker.worker({
+      queues: [queue],
+      concurrency: 4,
+      prefetch: 0,
+      pollIntervalMs: 60_000,
+    })
+    const claims: number[] = []
+    broker.on('worker:claimed', (event) => {
+      claims.push(event.count)
+    })
+    await worker.start()
+    // The first claim takes a, b, c and d (full, nothing stepped over); then
+    // b is held, as a RateLimited throw with its key would, and a ends: the
+    // claim without the pre-filter has b's second message as its only
+    // candidate, and must refuse it.
+    await until(() => claims.length === 1, 10_000, 'the first claim')
+    await db.sql`update iddqueue.coordination_limits set held_until = now() + interval '1 hour'
+      where scope = 'key' and name = 'b'`
+    first.open()
+    await until(() => done.includes('e1'), 10_000, 'the message behind the held key')
+    expect(claims.slice(0, 3)).toEqual([4, 0, 1])
+    expect(done).not.toContain('b2')
+    await db.sql`update iddqueue.coordination_limits set held_until = null
+      where scope = 'key' and name = 'b'`
+    held.open()
+    await broker.join({ queues: [queue], timeoutMs: 20_000 })
+    await worker.stop()
+    expect(done).toHaveLength(6)
+  })
+
   it('a claim waits for a concurrent claim of the same key, then counts the place it took (decision 0018)', async () => {
     const { broker } = await ready()
     const queue = uniqueQueue('race')

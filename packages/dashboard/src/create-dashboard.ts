@@ -137,6 +137,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   let owned = false
   let broker: Broker
   if (options.broker !== undefined) {
+    if (!isBroker(options.broker))
+      throw new InvalidOptionError(
+        `Invalid broker ${describeValue(options.broker)}: expected a broker from createBroker()`,
+      )
     broker = options.broker
   } else if (typeof options.url === 'string') {
     if (options.plugins !== undefined && !Array.isArray(options.plugins))
@@ -567,4 +571,17 @@ function emptyStats(queue: string): QueueStats {
     doneLastMinute: 0,
     doneLastHour: 0,
   }
+}
+
+/** What the dashboard uses of a broker: its pool, namespace, logger and operations. */
+function isBroker(value: unknown): value is Broker {
+  const candidate = value as Partial<Broker> | null
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.worker === 'function' &&
+    typeof candidate.logger?.warn === 'function' &&
+    typeof candidate.namespace === 'object' &&
+    typeof candidate.executor === 'object'
+  )
 }

@@ -687,6 +687,15 @@ describe('refusals of any value', () => {
     )
   })
 
+  it.each([
+    [{}, 'Invalid broker an object: expected a broker from createBroker()'],
+    [1n, 'Invalid broker 1n: expected a broker from createBroker()'],
+  ])('refuses a broker that is not one (%o) before polling anything', (broker, text) => {
+    expect(() => createDashboard({ broker } as never)).toThrow(
+      expect.objectContaining({ name: 'InvalidOptionError', message: text }),
+    )
+  })
+
   it('refuses plugins that are not an array before creating a broker', () => {
     expect(() => createDashboard({ url: db.url, plugins: 1n } as never)).toThrow(
       expect.objectContaining({

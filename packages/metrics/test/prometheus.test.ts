@@ -1,6 +1,7 @@
 import {
   coreMigrations,
   type Executor,
+  InvalidIdentifierError,
   InvalidOptionError,
   migrate,
   postgresJsExecutor,
@@ -157,6 +158,66 @@ describe('queueMetrics', () => {
     expect(() => queueMetrics(db.sql, null as never)).toThrow(
       'Invalid queueMetrics() options null: expected an object',
     )
+  })
+
+  it('refuses a bad path, registry, queue, source or namespace before listening or registering anything', async () => {
+    for (const [options, text] of [
+      [
+        { path: 'metrics' },
+        'Invalid path "metrics": expected a URL path starting with / (no query or fragment)',
+      ],
+      [
+        { path: '/metrics?x=1' },
+        'Invalid path "/metrics?x=1": expected a URL path starting with / (no query or fragment)',
+      ],
+      [{ path: 9 }, 'Invalid path 9: expected a URL path starting with / (no query or fragment)'],
+      [{ registry: {} }, 'Invalid registry an object: expected a prom-client Registry'],
+    ] as const) {
+      const error = await serveMetrics({ port: 0, ...options } as never).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error).toBeInstanceOf(InvalidOptionError)
+      expect((error as Error).message).toBe(text)
+    }
+    const registry = new Registry()
+    const queueRule =
+      "expected 1 to 128 ASCII letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_'"
+    for (const [source, options, kind, text] of [
+      [
+        db.sql,
+        { registry, queue: '' },
+        InvalidIdentifierError,
+        `Invalid queue name "": ${queueRule}`,
+      ],
+      [
+        db.sql,
+        { registry, queue: 5 },
+        InvalidIdentifierError,
+        `Invalid queue name 5: ${queueRule}`,
+      ],
+      [
+        db.sql,
+        { registry, namespace: { schema: 'no such; schema' } },
+        InvalidIdentifierError,
+        'Invalid schema name "no such; schema": expected 1 to 63 lowercase ASCII letters, digits or underscores, not starting with a digit',
+      ],
+      [
+        'postgres://nowhere',
+        { registry },
+        InvalidOptionError,
+        'Invalid statistics source: expected a postgres.js instance, a Kysely instance or a transaction of either, got string',
+      ],
+      [
+        db.sql,
+        { registry: {} },
+        InvalidOptionError,
+        'Invalid registry an object: expected a prom-client Registry',
+      ],
+    ] as const) {
+      expect(() => queueMetrics(source as never, options as never)).toThrow(kind)
+      expect(() => queueMetrics(source as never, options as never)).toThrow(text)
+    }
+    expect(registry.getMetricsAsArray()).toEqual([])
   })
 
   it('answers 500 when a collection fails with a value String() throws on', async () => {

@@ -1,8 +1,9 @@
 import type { Namespace, NamespaceOptions } from '@iddqueue/schema'
 import { describeValue, InvalidOptionError, MESSAGE_STATES } from '@iddqueue/schema'
 import { Gauge, type Registry, register } from 'prom-client'
+import { assertQueueName } from '@iddqueue/core'
 import { type QueueStats, queueStats } from '../stats/queue-stats.js'
-import type { StatsSource } from '../stats/stats-source.js'
+import { resolveSource, type StatsSource } from '../stats/stats-source.js'
 
 /**
  * Options of {@link queueMetrics}.
@@ -71,7 +72,15 @@ export function queueMetrics(source: StatsSource, options: QueueMetricsOptions =
     throw new InvalidOptionError(
       `Invalid queueMetrics() options ${describeValue(options)}: expected an object`,
     )
+  // Checked now, not at the first scrape: a bad queue, source or namespace
+  // would otherwise only fail each scrape.
+  if (options.queue !== undefined) assertQueueName(options.queue)
+  resolveSource(source, options.namespace)
   const registry = options.registry ?? register
+  if (typeof (registry as Partial<Registry> | null)?.registerMetric !== 'function')
+    throw new InvalidOptionError(
+      `Invalid registry ${describeValue(options.registry)}: expected a prom-client Registry`,
+    )
   const statsOptions = { queue: options.queue, namespace: options.namespace }
   // All four gauges collect in the same scrape (prom-client collects them
   // concurrently): they share one query, dropped once the scrape has read it.

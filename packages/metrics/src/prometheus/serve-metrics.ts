@@ -77,7 +77,17 @@ export async function serveMetrics(options: ServeMetricsOptions = {}): Promise<M
     )
   }
   const path = options.path ?? '/metrics'
+  if (typeof path !== 'string' || !/^\/[^\s?#]*$/.test(path)) {
+    throw new InvalidOptionError(
+      `Invalid path ${describeValue(options.path)}: expected a URL path starting with / (no query or fragment)`,
+    )
+  }
   const registry = options.registry ?? register
+  if (!isRegistry(registry)) {
+    throw new InvalidOptionError(
+      `Invalid registry ${describeValue(options.registry)}: expected a prom-client Registry`,
+    )
+  }
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
     if (url.pathname !== path || (request.method !== 'GET' && request.method !== 'HEAD')) {
@@ -113,4 +123,14 @@ export async function serveMetrics(options: ServeMetricsOptions = {}): Promise<M
         server.closeAllConnections()
       }),
   }
+}
+
+/** What serveMetrics reads of a registry: its text and content type. */
+function isRegistry(value: unknown): value is Pick<Registry, 'metrics' | 'contentType'> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Registry).metrics === 'function' &&
+    typeof (value as Registry).contentType === 'string'
+  )
 }

@@ -1,4 +1,4 @@
-import { type ActorContext, InvalidOptionError } from '@iddqueue/core'
+import { type Actor, type ActorContext, type Broker, InvalidOptionError } from '@iddqueue/core'
 import { describe, expect, it } from 'vitest'
 import { coordination, RateLimited } from '../src/index.js'
 import { gate, rejection, runChild, setupDatabase, uniqueQueue, until } from './helpers.js'
@@ -10,6 +10,37 @@ async function ready() {
   const broker = db.broker({ plugins: [coord] })
   await broker.ready()
   return { coord, broker }
+}
+
+/**
+ * Sends a, b, c and d's first messages (a concurrency key each), then b's
+ * second and e's first, and starts a worker of 4 slots and no prefetch:
+ * its first claim takes a, b, c and d, full and stepping over nothing, so
+ * its next claim has no pre-filter (decision 0019). Records each claim's
+ * row count.
+ */
+async function startLeanClaims(
+  broker: Broker,
+  actor: Actor<(key: string, n: number) => Promise<void>>,
+  queue: string,
+) {
+  await broker.enqueueMany([
+    ...['a', 'b', 'c', 'd'].map((key) => actor.message(key, 1)),
+    actor.message('b', 2),
+    actor.message('e', 1),
+  ])
+  const worker = broker.worker({
+    queues: [queue],
+    concurrency: 4,
+    prefetch: 0,
+    pollIntervalMs: 60_000,
+  })
+  const claims: number[] = []
+  broker.on('worker:claimed', (event) => {
+    claims.push(event.count)
+  })
+  await worker.start()
+  return { worker, claims }
 }
 
 async function queued(queue: string): Promise<number> {
@@ -167,25 +198,9 @@ describe('limits the claim enforces', () => {
         { queue, concurrency: { key: (key: string) => key, limit: 1 } },
       )
       if (override) await coord.setLimit({ key: 'b' }, { concurrency: override })
-      // The first claim (4 free slots) takes a, b, c and d: full, nothing
-      // stepped over, so the next claim has no pre-filter. a ends at once and
-      // frees one slot: that claim's only candidate is b's second message.
-      await broker.enqueueMany([
-        ...['a', 'b', 'c', 'd'].map((key) => actor.message(key, 1)),
-        actor.message('b', 2),
-        actor.message('e', 1),
-      ])
-      const worker = broker.worker({
-        queues: [queue],
-        concurrency: 4,
-        prefetch: 0,
-        pollIntervalMs: 60_000,
-      })
-      const claims: number[] = []
-      broker.on('worker:claimed', (event) => {
-        claims.push(event.count)
-      })
-      await worker.start()
+      // a ends at once and frees one slot: the claim without the pre-filter
+      // has b's second message as its only candidate.
+      const { worker, claims } = await startLeanClaims(broker, actor, queue)
       if (override) {
         await until(
           () => done.includes('b2'),
@@ -224,26 +239,10 @@ describe('limits the claim enforces', () => {
     )
     // b may run two at once: only its hold can keep its second message back.
     await coord.setLimit({ key: 'b' }, { concurrency: 2 })
-    await broker.enqueueMany([
-      ...['a', 'b', 'c', 'd'].map((key) => actor.message(key, 1)),
-      actor.message('b', 2),
-      actor.message('e', 1),
-    ])
-    const worker = broker.worker({
-      queues: [queue],
-      concurrency: 4,
-      prefetch: 0,
-      pollIntervalMs: 60_000,
-    })
-    const claims: number[] = []
-    broker.on('worker:claimed', (event) => {
-      claims.push(event.count)
-    })
-    await worker.start()
-    // The first claim takes a, b, c and d (full, nothing stepped over); then
-    // b is held, as a RateLimited throw with its key would, and a ends: the
-    // claim without the pre-filter has b's second message as its only
-    // candidate, and must refuse it.
+    const { worker, claims } = await startLeanClaims(broker, actor, queue)
+    // After the first claim b is held, as a RateLimited throw with its key
+    // would, and a ends: the claim without the pre-filter has b's second
+    // message as its only candidate, and must refuse it.
     await until(() => claims.length === 1, 10_000, 'the first claim')
     await db.sql`update iddqueue.coordination_limits set held_until = now() + interval '1 hour'
       where scope = 'key' and name = 'b'`

@@ -84,7 +84,10 @@ describe('the running count (decisions 0018 and 0020)', () => {
     const plans: string[] = []
     const ids = Array.from({ length: 300 }, (_, n) => `ck:k${n}`)
     // auto_explain at level notice: the function's plans come back as notices.
-    const sql = postgres(db.url, { max: 1, onnotice: (notice) => plans.push(String(notice.message)) })
+    const sql = postgres(db.url, {
+      max: 1,
+      onnotice: (notice) => plans.push(String(notice.message)),
+    })
     const [counts] = await sql
       .begin(async (tx) => {
         await tx`load 'auto_explain'`

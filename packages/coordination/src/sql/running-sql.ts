@@ -40,7 +40,8 @@ export function runningFunction(ns: Namespace): string {
  * messages, counted by {@link runningFunctionSql} under the limits' locks.
  */
 export function runningOf(ns: Namespace, ids: string): string {
-  return `(select array(${ids}) as ids) a cross join lateral unnest(a.ids, ${runningFunction(ns)}(a.ids)) as r(id, running)`
+  // offset 0: the array is built once, not once per reference to a.ids.
+  return `(select array(${ids}) as ids offset 0) a cross join lateral unnest(a.ids, ${runningFunction(ns)}(a.ids)) as r(id, running)`
 }
 
 /**
@@ -78,7 +79,7 @@ export function runningFunctionSql(ns: Namespace): string {
       select min(x.at) as at, (count(*) filter (where x.at is null))::int as n from (
         select i.id, i.at from unnest(ids) with ordinality as i(id, at)
         union all
-        select r.id, null from (${runningLimitsSql(ns, queue, "->>'id'")}) r) x
+        select r.id, null from (${runningLimitsSql(ns, { queue, idsOnly: true })}) r) x
        group by x.id) g
      where g.at is not null order by g.at)`
   return `create function ${runningFunction(ns)}(ids text[]) returns int[]
@@ -118,18 +119,21 @@ export function runningCountsSql(ns: Namespace): string {
 
 /**
  * The concurrency limits of the `consumed` rows: a scan for each row's own
- * limit and, with `queue`, one for its queue's. With no `tail`, `v` (`{ id,
- * limit }`, or null) and `started_at`; with a `tail`, only `id`, the
- * limit's field it reads. The count groups by the id read in the scan:
- * grouping by a field of the limit objects cost it more than reading them
- * (decision 0020).
+ * limit and, with `queue`, one for its queue's. Each row has `v` (`{ id,
+ * limit }`, or null) and `started_at`, or with `idsOnly` only `id`: the
+ * count groups by the id read in the scan, since grouping by a field of
+ * the limit objects cost it more than reading them (decision 0020).
  */
-function runningLimitsSql(ns: Namespace, queue = true, tail = ''): string {
+function runningLimitsSql(
+  ns: Namespace,
+  { queue = true, idsOnly = false }: { queue?: boolean; idsOnly?: boolean } = {},
+): string {
+  const tail = idsOnly ? "->>'id'" : ''
   const limits = [ownLimitSql(tail)]
   if (queue) limits.push(`jsonb_path_query_first(m.options, '${RUNNING_PATHS[1]}')${tail}`)
   return limits
     .map(
-      (limit) => `select ${limit} as ${tail ? 'id' : 'v, m.started_at'}
+      (limit) => `select ${idsOnly ? `${limit} as id` : `${limit} as v, m.started_at`}
           from ${ns.table('messages')} m
          where m.state = 'consumed'`,
     )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Broker, TransactionalContext } from '../src/index.js'
+import type { Broker, TransactionalContext, WorkerOptions } from '../src/index.js'
 import { recordLogs } from './chaos/harness/record-logs.js'
 import { recordEvents, setupDatabase, uniqueQueue, until } from './helpers.js'
 
@@ -29,35 +29,65 @@ async function recoverUnderRunningHandler(broker: Broker, queue: string): Promis
   expect(await broker.recover({ staleAfterMs: 0 })).toBe(1)
 }
 
+/** A handler whose first run waits for `first` to open; `runs()` counts its runs. */
+function firstRunWaits(first: ReturnType<typeof gate>, then: () => void = () => {}) {
+  let count = 0
+  return {
+    handler: async () => {
+      if (++count === 1) {
+        await first.opened
+        then()
+      }
+    },
+    runs: () => count,
+  }
+}
+
+/**
+ * Starts a worker, sends one message of `work` and resolves once its
+ * handler runs; records the starts and the refused outcomes.
+ */
+async function startOne(
+  broker: Broker,
+  work: { send(): Promise<{ readonly id: string }> },
+  options: WorkerOptions,
+) {
+  const started = recordEvents(broker, 'message:started')
+  const refused = recordEvents(broker, 'messages:refused')
+  const worker = broker.worker(options)
+  await worker.start()
+  const sent = await work.send()
+  await until(() => started.length === 1, 10_000, 'the handler to start')
+  return { started, refused, worker, sent }
+}
+
+/** Waits for the refusal of `id`'s outcome, the one refusal `worker` reports. */
+async function expectRefusal(
+  refused: readonly unknown[],
+  workerId: string,
+  message: { id: string; queue: string; outcome: 'success' | 'failure' },
+) {
+  await until(() => refused.length > 0, 10_000, 'the refused outcome to be reported')
+  expect(refused).toEqual([
+    {
+      workerId,
+      messages: [{ id: message.id, queue: message.queue, actor: 'work', outcome: message.outcome }],
+    },
+  ])
+}
+
 describe.each([false, true])('outcomes refused (deleteOnSuccess: %s)', (deleteOnSuccess) => {
   it('a success written after crash recovery took the message back is refused, counted and reported; the message runs again', async () => {
     const queue = uniqueQueue('refused')
     const logs = recordLogs()
     const broker = db.broker({ deleteOnSuccess, logger: logs.logger })
     const first = gate()
-    let runs = 0
-    const work = broker.actor(
-      'work',
-      async () => {
-        if (++runs === 1) await first.opened
-      },
-      { queue },
-    )
-    const started = recordEvents(broker, 'message:started')
-    const refused = recordEvents(broker, 'messages:refused')
-    const worker = broker.worker({ queues: [queue] })
-    await worker.start()
-    const sent = await work.send()
-    await until(() => started.length === 1, 10_000, 'the handler to start')
+    const { handler, runs } = firstRunWaits(first)
+    const work = broker.actor('work', handler, { queue })
+    const { refused, worker, sent } = await startOne(broker, work, { queues: [queue] })
     await recoverUnderRunningHandler(broker, queue)
     first.open()
-    await until(() => refused.length > 0, 10_000, 'the refused outcome to be reported')
-    expect(refused).toEqual([
-      {
-        workerId: worker.id,
-        messages: [{ id: sent.id, queue, actor: 'work', outcome: 'success' }],
-      },
-    ])
+    await expectRefusal(refused, worker.id, { id: sent.id, queue, outcome: 'success' })
     const warnings = logs.lines.filter((l) => REFUSED.test(l.message))
     expect(warnings.map((l) => [l.level, REFUSED.exec(l.message)?.slice(1)])).toEqual([
       ['warn', ['1', '1']],
@@ -70,7 +100,7 @@ describe.each([false, true])('outcomes refused (deleteOnSuccess: %s)', (deleteOn
     // Recovery queued it again: the second run's outcome is written.
     await broker.resume(queue)
     await broker.join({ queues: [queue], timeoutMs: 10_000 })
-    expect(runs).toBe(2)
+    expect(runs()).toBe(2)
     const rows = await db.sql`select state from iddqueue.messages where id = ${sent.id}`
     expect(rows).toEqual(deleteOnSuccess ? [] : [{ state: 'done' }])
     expect(refused).toHaveLength(1)
@@ -81,35 +111,21 @@ describe.each([false, true])('outcomes refused (deleteOnSuccess: %s)', (deleteOn
     const queue = uniqueQueue('refused')
     const broker = db.broker({ deleteOnSuccess, logger: recordLogs().logger })
     const first = gate()
-    let runs = 0
-    const work = broker.actor(
-      'work',
-      async () => {
-        if (++runs === 1) await first.opened
-      },
-      { queue },
-    )
-    const started = recordEvents(broker, 'message:started')
-    const refused = recordEvents(broker, 'messages:refused')
+    const work = broker.actor('work', firstRunWaits(first).handler, { queue })
     // One slot, no prefetch: the worker claims the message again as soon as
     // the first run frees its slot, racing that run's acknowledgement.
-    const worker = broker.worker({ queues: [queue], concurrency: 1, prefetch: 0 })
-    await worker.start()
-    const sent = await work.send()
-    await until(() => started.length === 1, 10_000, 'the handler to start')
+    const { started, refused, worker, sent } = await startOne(broker, work, {
+      queues: [queue],
+      concurrency: 1,
+      prefetch: 0,
+    })
     expect(await broker.recover({ staleAfterMs: 0 })).toBe(1)
     first.open()
     await until(() => started.length === 2, 10_000, 'the worker to run it again')
-    await until(() => refused.length > 0, 10_000, 'the refused outcome to be reported')
+    await expectRefusal(refused, worker.id, { id: sent.id, queue, outcome: 'success' })
     await broker.join({ queues: [queue], timeoutMs: 10_000 })
     await until(() => worker.stats.settling === 0, 10_000, 'nothing left to write')
     expect(started.map((e) => e.workerId)).toEqual([worker.id, worker.id])
-    expect(refused).toEqual([
-      {
-        workerId: worker.id,
-        messages: [{ id: sent.id, queue, actor: 'work', outcome: 'success' }],
-      },
-    ])
     const rows = await db.sql`select state from iddqueue.messages where id = ${sent.id}`
     expect(rows).toEqual(deleteOnSuccess ? [] : [{ state: 'done' }])
     await worker.stop()
@@ -121,32 +137,14 @@ describe('outcomes refused', () => {
     const queue = uniqueQueue('refused')
     const broker = db.broker({ logger: recordLogs().logger })
     const first = gate()
-    let runs = 0
-    const work = broker.actor(
-      'work',
-      async () => {
-        if (++runs === 1) {
-          await first.opened
-          throw new Error('fails after it was recovered')
-        }
-      },
-      { queue, maxRetries: 0 },
-    )
-    const started = recordEvents(broker, 'message:started')
-    const refused = recordEvents(broker, 'messages:refused')
-    const worker = broker.worker({ queues: [queue] })
-    await worker.start()
-    const sent = await work.send()
-    await until(() => started.length === 1, 10_000, 'the handler to start')
+    const { handler } = firstRunWaits(first, () => {
+      throw new Error('fails after it was recovered')
+    })
+    const work = broker.actor('work', handler, { queue, maxRetries: 0 })
+    const { refused, worker, sent } = await startOne(broker, work, { queues: [queue] })
     await recoverUnderRunningHandler(broker, queue)
     first.open()
-    await until(() => refused.length > 0, 10_000, 'the refused outcome to be reported')
-    expect(refused).toEqual([
-      {
-        workerId: worker.id,
-        messages: [{ id: sent.id, queue, actor: 'work', outcome: 'failure' }],
-      },
-    ])
+    await expectRefusal(refused, worker.id, { id: sent.id, queue, outcome: 'failure' })
     // The refused failure was not recorded: the second run succeeds, and the retry budget is intact.
     await broker.resume(queue)
     await broker.join({ queues: [queue], timeoutMs: 10_000 })
@@ -162,26 +160,18 @@ describe('outcomes refused', () => {
     const running = gate()
     // The handler ignores its signal, as a careless one would.
     const work = broker.actor('work', () => running.opened, { queue })
-    const started = recordEvents(broker, 'message:started')
-    const refused = recordEvents(broker, 'messages:refused')
     const recovered = recordEvents(broker, 'messages:recovered')
-    const worker = broker.worker({ queues: [queue], concurrency: 4 })
-    await worker.start()
-    const sent = await work.send()
-    await until(() => started.length === 1, 10_000, 'the handler to start')
+    const { refused, worker, sent } = await startOne(broker, work, {
+      queues: [queue],
+      concurrency: 4,
+    })
     expect((await broker.cancel(sent.id)).status).toBe('requested')
     expect(await broker.recover({ staleAfterMs: 0 })).toBe(1)
     expect(recovered.flatMap((e) => e.messages)).toEqual([
       { id: sent.id, queue, state: 'cancelled' },
     ])
     running.open()
-    await until(() => refused.length > 0, 10_000, 'the refused outcome to be reported')
-    expect(refused).toEqual([
-      {
-        workerId: worker.id,
-        messages: [{ id: sent.id, queue, actor: 'work', outcome: 'success' }],
-      },
-    ])
+    await expectRefusal(refused, worker.id, { id: sent.id, queue, outcome: 'success' })
     await until(() => worker.stats.settling === 0, 10_000, 'nothing left to write')
     const rows = await db.sql`select state from iddqueue.messages where id = ${sent.id}`
     expect(rows).toEqual([{ state: 'cancelled' }])
@@ -193,35 +183,21 @@ describe('outcomes refused', () => {
     const logs = recordLogs()
     const broker = db.broker({ logger: logs.logger })
     const first = gate()
-    let runs = 0
-    const work = broker.actor(
-      'work',
-      async (_ctx: TransactionalContext) => {
-        if (++runs === 1) await first.opened
-      },
-      { queue, transactional: true },
-    )
-    const started = recordEvents(broker, 'message:started')
-    const refused = recordEvents(broker, 'messages:refused')
-    const worker = broker.worker({ queues: [queue] })
-    await worker.start()
-    const sent = await work.send()
-    await until(() => started.length === 1, 10_000, 'the handler to start')
+    const { handler, runs } = firstRunWaits(first)
+    const work = broker.actor('work', (_ctx: TransactionalContext) => handler(), {
+      queue,
+      transactional: true,
+    })
+    const { refused, worker, sent } = await startOne(broker, work, { queues: [queue] })
     await recoverUnderRunningHandler(broker, queue)
     first.open()
-    await until(() => refused.length > 0, 10_000, 'the refused outcome to be reported')
-    expect(refused).toEqual([
-      {
-        workerId: worker.id,
-        messages: [{ id: sent.id, queue, actor: 'work', outcome: 'success' }],
-      },
-    ])
+    await expectRefusal(refused, worker.id, { id: sent.id, queue, outcome: 'success' })
     // Its own warning says why; the batcher's is not added to it.
     expect(logs.count(/transactional commit refused/)).toBe(1)
     expect(logs.count(REFUSED)).toBe(0)
     await broker.resume(queue)
     await broker.join({ queues: [queue], timeoutMs: 10_000 })
-    expect(runs).toBe(2)
+    expect(runs()).toBe(2)
     expect(refused).toHaveLength(1)
     await worker.stop()
   })

@@ -1,6 +1,6 @@
 import type { Migration, MigrationSet } from '@iddqueue/schema'
 import { type Namespace, quoteIdentifier } from '@iddqueue/schema'
-import { runningFunctionSql } from './sql/running-sql.js'
+import { runningFunction, runningFunctionSql } from './sql/running-sql.js'
 import { takeRatesFunctionSql } from './sql/take-rates-sql.js'
 import { table } from './tables.js'
 
@@ -10,7 +10,7 @@ import { table } from './tables.js'
  * changes; add the next version instead.
  *
  * @example
- * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 lean-limited-claims, 8 running-array
+ * for (const m of coordinationMigrations) console.log(m.version, m.name) // 1 create-limiters-barriers-groups, 2 create-limits, 3 create-running-slots, 4 create-rate-windows, 5 counter-fillfactor, 6 running-from-messages, 7 lean-limited-claims, 8 running-array, 9 running-single-limit
  */
 export const coordinationMigrations: readonly Migration[] = Object.freeze([
   {
@@ -180,6 +180,13 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
     // limit with two arrow operators where it can (decision 0020). The
     // function of versions 6 and 7 stays for workers of earlier versions
     // during a rolling upgrade: both take the same locks.
+    up: (ns) => [runningFunctionV8Sql(ns)],
+  },
+  {
+    version: 9,
+    name: 'running-single-limit',
+    // The same count, reading a message of one limit with arrow operators
+    // only, and the locks without a distinct step (decision 0021).
     up: (ns) => [runningFunctionSql(ns)],
   },
 ])
@@ -187,6 +194,48 @@ export const coordinationMigrations: readonly Migration[] = Object.freeze([
 /** The counting function of migrations 6 and 7, qualified. */
 function runningCountsFunction(ns: Namespace): string {
   return `${quoteIdentifier(ns.schema)}.${ns.relation('coordination_running_counts')}`
+}
+
+/** Migration 8's counting function, as released (migration 9 replaces its text). */
+function runningFunctionV8Sql(ns: Namespace): string {
+  const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
+  const scan = (limit: string) => `select ${limit} as id
+          from ${ns.table('messages')} m
+         where m.state = 'consumed'`
+  const own =
+    scan(`case when left(m.options->'limits'->0->>'id', 3) in ('ck:', 'ca:') then m.options->'limits'->0->>'id'
+           else jsonb_path_query_first(m.options, '$.limits[*] ? (@.id starts with "ck:" || @.id starts with "ca:")')->>'id' end`)
+  const queue = scan(
+    `jsonb_path_query_first(m.options, '$.limits[*] ? (@.id starts with "cq:")')->>'id'`,
+  )
+  const count = (limits: string) => `array(select g.n from (
+      select min(x.at) as at, (count(*) filter (where x.at is null))::int as n from (
+        select i.id, i.at from unnest(ids) with ordinality as i(id, at)
+        union all
+        select r.id, null from (${limits}) r) x
+       group by x.id) g
+     where g.at is not null order by g.at)`
+  return `create function ${runningFunction(ns)}(ids text[]) returns int[]
+language plpgsql volatile as $$
+declare
+  running int[];
+begin
+  if coalesce(cardinality(ids), 0) = 0 then
+    return '{}';
+  end if;
+  perform pg_advisory_xact_lock(k.key) from (
+    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
+  if exists (select from unnest(ids) as i where left(i, 3) = 'cq:') then
+    running := ${count(`${own}\n        union all\n        ${queue}`)};
+  else
+    running := ${count(own)};
+  end if;
+  if cardinality(running) is distinct from cardinality(ids) then
+    raise exception 'coordination_running: the limit ids must be distinct' using errcode = '22023';
+  end if;
+  return running;
+end
+$$`
 }
 
 /** Migration 7's counting function, as released (migration 8 adds its successor). */

@@ -110,7 +110,7 @@ describe('released migrations', () => {
     const released = [
       ...init.matchAll(/values \('@iddqueue\/coordination', (\d+), '([^']+)', '([0-9a-f]+)'\)/g),
     ].map(([, version, name, checksum]) => `${version} ${name} ${checksum}`)
-    expect(released.slice(0, 7)).toEqual([
+    expect(released.slice(0, 8)).toEqual([
       '1 create-limiters-barriers-groups de0f3ac7f57a3d37e2f693bde99ea0a2',
       '2 create-limits 5bde1d4b30c085f877f65fae27fdb163',
       '3 create-running-slots da76ad887f7a1eb21cfde14cfebe299f',
@@ -118,6 +118,7 @@ describe('released migrations', () => {
       '5 counter-fillfactor c61bb70cc3baca255ac2d9330e9f0c75',
       '6 running-from-messages e8076df343c077a7b1d294eb1ab4a111',
       '7 lean-limited-claims a8ed45cac781cccf8746050f2b19c0cb',
+      '8 running-array acc2219b57f40f13cb8a3c7dfd6e9c2a',
     ])
   })
 })

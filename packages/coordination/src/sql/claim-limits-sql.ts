@@ -1,6 +1,6 @@
 import type { Namespace } from '@iddqueue/schema'
 import { table } from '../tables.js'
-import { hasRunningLimitSql, runningCountsSql, runningOf } from './running-sql.js'
+import { hasRunningLimitSql, runningCountsSql, runningFunction, runningOf } from './running-sql.js'
 import { takenSql, takeRatesFunction } from './take-rates-sql.js'
 
 /**
@@ -201,6 +201,12 @@ claim_picked as materialized (
  * another shape (more limits, or a rate, sent by a process that declares
  * more) is refused, so the claim comes back short and the next one has the
  * pre-filter and the general pick.
+ *
+ * Each limit's room (its stored limit, else the smallest its candidates
+ * declare, less its running messages; none while its key is held) is worked
+ * out once per limit, not once per candidate, and the candidates are ranked
+ * by one window: 4% fewer instructions than a window for the smallest limit
+ * and per-candidate joins (decision 0021).
  */
 export function singleLimitPickSql(ns: Namespace): { ctes: string; ids: string; more: string } {
   const limits = table(ns, 'coordination_limits')
@@ -208,21 +214,22 @@ export function singleLimitPickSql(ns: Namespace): { ctes: string; ids: string; 
   const id = `${first}->>'id'`
   return {
     ctes: `claim_lims as materialized (
-  select c.id as mid, ${id} as id,
-         min((${first}->>'limit')::int) over (partition by ${id}) as cap,
+  select c.id as mid, ${id} as id, (${first}->>'limit')::int as cap,
          row_number() over (partition by ${id} order by c.pos) as rank
     from claim_candidates c
    where left(${id}, 1) = 'c' and c.${LIMITS}->1 is null
 ),
-claim_running as materialized (
-  select r.id, r.running from ${runningOf(ns, 'select distinct l.id from claim_lims l')}
+claim_room as materialized (
+  select r.id, case when coalesce(o.held_until > now(), false) then 0
+                    else coalesce(o.concurrency, r.cap) - r.running end as room
+    from (select array_agg(g.id) as ids, array_agg(g.cap) as caps
+            from (select l.id, min(l.cap) as cap from claim_lims l group by l.id) g offset 0) a
+   cross join lateral unnest(a.ids, a.caps, ${runningFunction(ns)}(a.ids)) as r(id, cap, running)
+    left join ${limits} o on o.scope = ${scopeOf('r.id')} and o.name = ${nameOf('r.id')}
 ),
 claim_picked as materialized (
-  select l.mid from claim_lims l
-    left join claim_running r on r.id = l.id
-    left join ${limits} o on o.scope = ${scopeOf('l.id')} and o.name = ${nameOf('l.id')}
-   where not coalesce(o.held_until > now(), false)
-     and l.rank <= coalesce(o.concurrency, l.cap) - coalesce(r.running, 0)
+  select l.mid from claim_lims l join claim_room r on r.id = l.id
+   where l.rank <= r.room
   union all
   select c.id from claim_candidates c
    where ${first} is null
@@ -242,7 +249,9 @@ claim_picked as materialized (
  */
 export function releaseEffectSql(ns: Namespace): string {
   const channel = ns.channel('wake').replaceAll("'", "''")
-  // One JSON path test per queue (the first limited message of each), not per settled row.
+  // One JSON path test per queue (its first limited message), in a subplan
+  // that stops there: written as `exists`, it cost a settle of 750 rows
+  // 3.5% more instructions (decision 0021).
   return `(select count(pg_notify('${channel}', q.queue)) from (select distinct s.queue from settled s) q
-      where exists (select from settled s where s.queue = q.queue and ${hasRunningLimitSql('s')}))`
+      where (select true from settled s where s.queue = q.queue and ${hasRunningLimitSql('s')} limit 1))`
 }

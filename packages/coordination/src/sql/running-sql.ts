@@ -10,20 +10,6 @@ const RUNNING_PATHS = [
   `$.limits[*] ? (@.id starts with "cq:")`,
 ] as const
 
-/**
- * A `consumed` row `m`'s own concurrency limit (`{ id, limit }`, or null),
- * then `tail` (`->>'id'` for its id): its first limit when that is one, as
- * the plugin sends the most specific first (a keyed or actor-wide
- * concurrency limit, unless a keyed rate comes before it), else the first
- * that the JSON path finds. The same limit either way, since the path's
- * first match is the first element when that element matches; the arrow
- * operators cost a fraction of the path's filter (decision 0020).
- */
-function ownLimitSql(tail = ''): string {
-  return `case when left(m.options->'limits'->0->>'id', 3) in ('ck:', 'ca:') then m.options->'limits'->0${tail}
-           else jsonb_path_query_first(m.options, '${RUNNING_PATHS[0]}')${tail} end`
-}
-
 /** Whether the message `alias` counts against a concurrency limit. */
 export function hasRunningLimitSql(alias: string): string {
   return `jsonb_path_exists(${alias}.options, '$.limits[*] ? (@.id starts with "c")')`
@@ -69,20 +55,39 @@ export function runningOf(ns: Namespace, ids: string): string {
  * statements, so that the usual one has no second scan to skip. `ids` must
  * be distinct: a repeated one is refused, never counted as zero.
  *
- * Migration 8. A change to it (or to the paths above) needs a new
- * migration that replaces it; the released migrations' checksums are
- * pinned by a test.
+ * Migration 9 replaces migration 8's text (decision 0021): a message with
+ * one limit has its id read with three arrow operators and no test (its
+ * only limit is its own, or one no claim counts), and the locks are taken
+ * without removing duplicate keys (the ids are distinct, and a transaction
+ * may take the same lock twice). A change to it (or to the paths above)
+ * needs a new migration; the released migrations' checksums are pinned by
+ * a test.
  */
 export function runningFunctionSql(ns: Namespace): string {
   const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
+  const messages = ns.table('messages')
+  // A message's own limit: its only one (a rate or a queue limit counts
+  // under an id no claim asks for, and the queue scan below skips such a
+  // message), else its first when that is a keyed or actor-wide
+  // concurrency limit, else the JSON path's first match.
+  const own = `case when m.options->'limits'->1 is null then m.options->'limits'->0->>'id'
+                    when left(m.options->'limits'->0->>'id', 3) in ('ck:', 'ca:') then m.options->'limits'->0->>'id'
+                    else jsonb_path_query_first(m.options, '${RUNNING_PATHS[0]}')->>'id' end`
+  const queueScan = `
+        union all
+        select jsonb_path_query_first(m.options, '${RUNNING_PATHS[1]}')->>'id', null
+          from ${messages} m
+         where m.state = 'consumed' and m.options->'limits'->1 is not null`
   const count = (queue: boolean) => `array(select g.n from (
       select min(x.at) as at, (count(*) filter (where x.at is null))::int as n from (
         select i.id, i.at from unnest(ids) with ordinality as i(id, at)
         union all
-        select r.id, null from (${runningLimitsSql(ns, { queue, idsOnly: true })}) r) x
+        select ${own}, null
+          from ${messages} m
+         where m.state = 'consumed'${queue ? queueScan : ''}) x
        group by x.id) g
      where g.at is not null order by g.at)`
-  return `create function ${runningFunction(ns)}(ids text[]) returns int[]
+  return `create or replace function ${runningFunction(ns)}(ids text[]) returns int[]
 language plpgsql volatile as $$
 declare
   running int[];
@@ -91,7 +96,7 @@ begin
     return '{}';
   end if;
   perform pg_advisory_xact_lock(k.key) from (
-    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
+    select hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
   if exists (select from unnest(ids) as i where left(i, 3) = 'cq:') then
     running := ${count(true)};
   else
@@ -108,34 +113,22 @@ $$`
 /**
  * The concurrency limits with running messages: `id`, the messages running
  * (`n`, from the `consumed` rows), the smallest limit they declare
- * (`cap`) and the latest start among them.
+ * (`cap`) and the latest start among them. A row's own limit is its first
+ * when that is one (the plugin sends the most specific first: a keyed or
+ * actor-wide concurrency limit, unless a keyed rate comes before it), else
+ * the first the JSON path finds: the same limit, read with arrow operators
+ * where they can (decision 0020); its queue's is read by a second scan.
  */
 export function runningCountsSql(ns: Namespace): string {
+  const first = `m.options->'limits'->0`
+  const scan = (limit: string) => `select ${limit} as v, m.started_at
+          from ${ns.table('messages')} m
+         where m.state = 'consumed'`
   return `select r.v->>'id' as id, count(*)::int as n, min((r.v->>'limit')::int) as cap,
          max(r.started_at) as started_at
-    from (${runningLimitsSql(ns)}) r
+    from (${scan(`case when left(${first}->>'id', 3) in ('ck:', 'ca:') then ${first}
+           else jsonb_path_query_first(m.options, '${RUNNING_PATHS[0]}') end`)}
+        union all
+        ${scan(`jsonb_path_query_first(m.options, '${RUNNING_PATHS[1]}')`)}) r
    group by 1 having r.v->>'id' is not null`
-}
-
-/**
- * The concurrency limits of the `consumed` rows: a scan for each row's own
- * limit and, with `queue`, one for its queue's. Each row has `v` (`{ id,
- * limit }`, or null) and `started_at`, or with `idsOnly` only `id`: the
- * count groups by the id read in the scan, since grouping by a field of
- * the limit objects cost it more than reading them (decision 0020).
- */
-function runningLimitsSql(
-  ns: Namespace,
-  { queue = true, idsOnly = false }: { queue?: boolean; idsOnly?: boolean } = {},
-): string {
-  const tail = idsOnly ? "->>'id'" : ''
-  const limits = [ownLimitSql(tail)]
-  if (queue) limits.push(`jsonb_path_query_first(m.options, '${RUNNING_PATHS[1]}')${tail}`)
-  return limits
-    .map(
-      (limit) => `select ${idsOnly ? `${limit} as id` : `${limit} as v, m.started_at`}
-          from ${ns.table('messages')} m
-         where m.state = 'consumed'`,
-    )
-    .join('\n        union all\n        ')
 }

@@ -117,14 +117,16 @@ ${pick.ctes}`,
   // `id = any(array(...))` makes PostgreSQL probe the primary key for the
   // claimed ids; a join on a CTE let it hash the whole table instead when the
   // table was small (measured: 9 ms of a 12 ms claim of 500 rows out of 50,000).
+  // `date_part` returns float8; `extract` returns numeric, and its two numeric
+  // products per row were 5% of a plain claim's instructions (decision 0021).
   return `with recursive ${withClauses(ns, clauses)},
 ${picked.ctes}
 update ${ns.table('messages')} m
    set state = 'consumed', worker_id = $3, started_at = now(), updated_at = now(), attempts = m.attempts + 1
  where m.id = any(array(${picked.ids})) and ${ASYNC_COMMIT}
 returning m.id, m.queue, m.actor, m.args, m.options, m.priority, m.retries,
-          (extract(epoch from m.eta) * 1000)::float8 as eta_ms,
-          (extract(epoch from now() - m.enqueued_at) * 1000)::float8 as age_ms,
+          date_part('epoch', m.eta) * 1000 as eta_ms,
+          date_part('epoch', now() - m.enqueued_at) * 1000 as age_ms,
           ${picked.more} as more${clauses.prefilter ? `, ${clauses.prefilter.stepped} as stepped` : ''}`
 }
 

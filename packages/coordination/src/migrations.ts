@@ -1,6 +1,6 @@
 import type { Migration, MigrationSet } from '@iddqueue/schema'
 import { type Namespace, quoteIdentifier } from '@iddqueue/schema'
-import { runningFunction, runningFunctionSql } from './sql/running-sql.js'
+import { runningFunctionSql, runningFunctionText } from './sql/running-sql.js'
 import { takeRatesFunctionSql } from './sql/take-rates-sql.js'
 import { table } from './tables.js'
 
@@ -198,7 +198,6 @@ function runningCountsFunction(ns: Namespace): string {
 
 /** Migration 8's counting function, as released (migration 9 replaces its text). */
 function runningFunctionV8Sql(ns: Namespace): string {
-  const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
   const scan = (limit: string) => `select ${limit} as id
           from ${ns.table('messages')} m
          where m.state = 'consumed'`
@@ -208,34 +207,14 @@ function runningFunctionV8Sql(ns: Namespace): string {
   const queue = scan(
     `jsonb_path_query_first(m.options, '$.limits[*] ? (@.id starts with "cq:")')->>'id'`,
   )
-  const count = (limits: string) => `array(select g.n from (
+  const count = (withQueue: boolean) => `array(select g.n from (
       select min(x.at) as at, (count(*) filter (where x.at is null))::int as n from (
         select i.id, i.at from unnest(ids) with ordinality as i(id, at)
         union all
-        select r.id, null from (${limits}) r) x
+        select r.id, null from (${withQueue ? `${own}\n        union all\n        ${queue}` : own}) r) x
        group by x.id) g
      where g.at is not null order by g.at)`
-  return `create function ${runningFunction(ns)}(ids text[]) returns int[]
-language plpgsql volatile as $$
-declare
-  running int[];
-begin
-  if coalesce(cardinality(ids), 0) = 0 then
-    return '{}';
-  end if;
-  perform pg_advisory_xact_lock(k.key) from (
-    select distinct hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
-  if exists (select from unnest(ids) as i where left(i, 3) = 'cq:') then
-    running := ${count(`${own}\n        union all\n        ${queue}`)};
-  else
-    running := ${count(own)};
-  end if;
-  if cardinality(running) is distinct from cardinality(ids) then
-    raise exception 'coordination_running: the limit ids must be distinct' using errcode = '22023';
-  end if;
-  return running;
-end
-$$`
+  return runningFunctionText(ns, { replace: false, distinctKeys: true, count })
 }
 
 /** Migration 7's counting function, as released (migration 8 adds its successor). */

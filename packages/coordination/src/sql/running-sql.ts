@@ -64,7 +64,6 @@ export function runningOf(ns: Namespace, ids: string): string {
  * a test.
  */
 export function runningFunctionSql(ns: Namespace): string {
-  const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
   const messages = ns.table('messages')
   // A message's own limit: its only one (a rate or a queue limit counts
   // under an id no claim asks for, and the queue scan below skips such a
@@ -87,7 +86,21 @@ export function runningFunctionSql(ns: Namespace): string {
          where m.state = 'consumed'${queue ? queueScan : ''}) x
        group by x.id) g
      where g.at is not null order by g.at)`
-  return `create or replace function ${runningFunction(ns)}(ids text[]) returns int[]
+  return runningFunctionText(ns, { replace: true, distinctKeys: false, count })
+}
+
+/**
+ * The text of a version of {@link runningFunctionSql}: what a count does
+ * around `count` (the array for ids with or without a queue limit), shared
+ * by migration 8's text as released (`create`, keys made distinct before
+ * locking) and migration 9's (`create or replace`, no distinct step).
+ */
+export function runningFunctionText(
+  ns: Namespace,
+  options: { replace: boolean; distinctKeys: boolean; count: (queue: boolean) => string },
+): string {
+  const salt = `iddqueue:${ns.key}:limit:`.replaceAll("'", "''")
+  return `create ${options.replace ? 'or replace ' : ''}function ${runningFunction(ns)}(ids text[]) returns int[]
 language plpgsql volatile as $$
 declare
   running int[];
@@ -96,11 +109,11 @@ begin
     return '{}';
   end if;
   perform pg_advisory_xact_lock(k.key) from (
-    select hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
+    select ${options.distinctKeys ? 'distinct ' : ''}hashtextextended('${salt}' || i, 0) as key from unnest(ids) as i order by 1) k;
   if exists (select from unnest(ids) as i where left(i, 3) = 'cq:') then
-    running := ${count(true)};
+    running := ${options.count(true)};
   else
-    running := ${count(false)};
+    running := ${options.count(false)};
   end if;
   if cardinality(running) is distinct from cardinality(ids) then
     raise exception 'coordination_running: the limit ids must be distinct' using errcode = '22023';

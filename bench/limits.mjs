@@ -1,4 +1,4 @@
-// Claim-enforced limits benchmark (issue 13): drains the same backlog three
+// Claim-enforced limits benchmark (issue 13): drains the same backlog several
 // ways, alternating in ONE invocation, and prints ratios against the plain
 // drain measured in the same invocation:
 //   plain      @iddqueue/core alone
@@ -8,14 +8,14 @@
 //   rated      a rate key on every message (1,000 keys, 100 per second each: never binding)
 // Each variant drains in its own fresh database; worker concurrency 16,
 // library defaults otherwise (as W3). Usage, from bench/ with the packages built:
-//   flock -x /tmp/iddqueue-load.lock node limits.mjs [--jobs 20000] [--runs 1]
+//   flock -x /tmp/iddqueue-load.lock node limits.mjs [--jobs 40000] [--runs 3]
 import { parseArgs } from 'node:util'
 import { coordination } from '@iddqueue/coordination'
 import { createBroker } from '@iddqueue/core'
 import postgres from 'postgres'
 
 const { values: a } = parseArgs({
-  options: { jobs: { type: 'string', default: '20000' }, runs: { type: 'string', default: '1' } },
+  options: { jobs: { type: 'string', default: '40000' }, runs: { type: 'string', default: '3' } },
 })
 const JOBS = Number(a.jobs)
 const RUNS = Number(a.runs)
